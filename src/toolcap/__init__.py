@@ -1,0 +1,38 @@
+"""toolcap bounds what a tool call can put into an LLM conversation.
+
+Per tool, per batch and on the wire, with nothing lost: what is cut is kept in an
+artifact store that the model can read back.
+
+>>> import toolcap
+>>> result = toolcap.cap_text("x" * 100_000, "4KB")
+>>> result.truncated, result.kept_bytes <= 4096
+(True, True)
+"""
+
+from ._config import Config, StoreLimits, ToolPolicy, load_config
+from ._cut import CapResult, cap_text
+from ._errors import ConfigError, StoreError
+from ._finalize import FinalizedResponse, Policy, ToolResponse
+from ._marker import DEFAULT_MARKER
+from ._sizes import human_size, parse_limit, parse_size
+
+__all__ = [
+    "DEFAULT_MARKER",
+    "CapResult",
+    "Config",
+    "ConfigError",
+    "FinalizedResponse",
+    "Policy",
+    "StoreError",
+    "StoreLimits",
+    "ToolPolicy",
+    "ToolResponse",
+    "__version__",
+    "cap_text",
+    "human_size",
+    "load_config",
+    "parse_limit",
+    "parse_size",
+]
+
+__version__ = "0.1.0"

@@ -1,0 +1,256 @@
+"""Cuts: bound the UTF-8 size of a text, marker included, in time O(limit).
+
+A cut is planned from the limit alone (how many bytes of head and of tail to
+keep), then assembled from those two slices. Planning does not look at the
+input, so a stream can keep just the slices and be cut the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from ._errors import ConfigError
+from ._marker import SHORT_MARKER, Marker
+from ._sizes import parse_limit
+from ._utf8 import decode, head_boundary, sanitize, tail_boundary
+
+__all__ = ["STRATEGIES", "CapResult", "CutPlan", "Strategy", "assemble", "cap_text", "plan_cut"]
+
+Strategy = Literal["head", "tail", "head_tail"]
+STRATEGIES: tuple[Strategy, ...] = ("head", "tail", "head_tail")
+
+# Snapping moves a cut back to a line break at most this far (and at most a quarter
+# of the part), so a long line is never traded for a much shorter text.
+_SNAP_WINDOW = 1024
+
+
+@dataclass(frozen=True)
+class CapResult:
+    """What a cut delivered.
+
+    Attributes:
+        text: the bounded text, always valid UTF-8 (encodable).
+        truncated: whether content was dropped.
+        original_bytes: UTF-8 size of the input (for ``bytes``, its length).
+        kept_bytes: UTF-8 size of ``text``, marker included; never over the limit.
+        reference: the artifact reference the marker names, if any.
+    """
+
+    text: str
+    truncated: bool
+    original_bytes: int
+    kept_bytes: int
+    reference: str | None = None
+
+
+@dataclass(frozen=True)
+class CutPlan:
+    """How many bytes of the input's head and tail a cut keeps at most."""
+
+    head: int
+    tail: int
+    marker: Marker
+    strategy: Strategy
+
+
+def plan_cut(
+    limit: int,
+    *,
+    strategy: Strategy = "head_tail",
+    head_ratio: float = 0.2,
+    marker: Marker | None = None,
+    stored: bool = False,
+) -> CutPlan:
+    """Split the content budget of ``limit`` between head and tail.
+
+    The budget is what is left after the widest possible marker and the line
+    breaks around it, so the plan does not depend on the input.
+    """
+    check_strategy(strategy)
+    marker = marker or Marker()
+    separators = 2 if strategy == "head_tail" else 1
+    content = limit - marker.reserve(stored=stored) - separators
+    if content <= 0:
+        return CutPlan(0, 0, marker, strategy)
+    if strategy == "head":
+        return CutPlan(content, 0, marker, strategy)
+    if strategy == "tail":
+        return CutPlan(0, content, marker, strategy)
+    head = int(content * head_ratio)
+    return CutPlan(head, content - head, marker, strategy)
+
+
+def assemble(
+    plan: CutPlan,
+    head: bytes,
+    tail: bytes,
+    *,
+    original_bytes: int,
+    limit: int,
+    reference: str | None = None,
+    snap_lines: bool = True,
+) -> CapResult:
+    """Build the cut text from the input's first and last bytes.
+
+    ``head`` is the input's first ``plan.head + 1`` bytes (the extra byte tells
+    whether the cut splits a character) and ``tail`` its last ``plan.tail`` bytes.
+    Invalid UTF-8 is replaced; if that makes the text grow past ``limit``, the
+    slices shrink until it fits.
+    """
+    head_end = head_boundary(head, plan.head) if plan.head else 0
+    tail_start = tail_boundary(tail, len(tail) - plan.tail) if plan.tail else len(tail)
+    kept_head = head[:head_end]
+    kept_tail = tail[tail_start:]
+    if snap_lines:
+        kept_head, kept_tail = _snap(kept_head, kept_tail)
+    while True:
+        text = _join(plan, decode(kept_head), decode(kept_tail), original_bytes, reference)
+        if text is None:
+            return _fallback(original_bytes, limit)
+        size = len(text.encode("utf-8"))
+        if size <= limit:
+            return CapResult(text, True, original_bytes, size, reference)
+        # Only replacement characters grow a text (one invalid byte becomes three), so
+        # giving back a third of the excess per round converges in a few rounds.
+        give_back = max(1, (size - limit) // 3)
+        if len(kept_tail) >= len(kept_head):
+            kept_tail = kept_tail[tail_boundary(kept_tail, give_back) :]
+        else:
+            kept_head = kept_head[: head_boundary(kept_head, len(kept_head) - give_back)]
+
+
+def _join(
+    plan: CutPlan, head: str, tail: str, original_bytes: int, reference: str | None
+) -> str | None:
+    if plan.head == 0 and plan.tail == 0:
+        return None
+    kept = len(head.encode("utf-8")) + len(tail.encode("utf-8"))
+    marker = plan.marker.render(original=original_bytes, kept=kept, reference=reference)
+    if plan.strategy == "head":
+        return f"{head}\n{marker}"
+    if plan.strategy == "tail":
+        return f"{marker}\n{tail}"
+    return f"{head}\n{marker}\n{tail}"
+
+
+def _fallback(original_bytes: int, limit: int) -> CapResult:
+    # An allocation too small for the marker: say as much as fits, never more.
+    text = SHORT_MARKER if len(SHORT_MARKER) <= limit and original_bytes > 0 else ""
+    return CapResult(text, True, original_bytes, len(text))
+
+
+def _snap(head: bytes, tail: bytes) -> tuple[bytes, bytes]:
+    if head:
+        window = min(_SNAP_WINDOW, len(head) // 4)
+        newline = head.rfind(b"\n", len(head) - window)
+        if newline >= 0:
+            head = head[:newline]
+    if tail:
+        window = min(_SNAP_WINDOW, len(tail) // 4)
+        newline = tail.find(b"\n", 0, window)
+        if newline >= 0:
+            tail = tail[newline + 1 :]
+    return head, tail
+
+
+def check_strategy(strategy: str, *, key: str | None = None, file: str | None = None) -> Strategy:
+    """Return ``strategy`` if it is one of :data:`STRATEGIES`, else raise ConfigError."""
+    if strategy not in STRATEGIES:
+        raise ConfigError(
+            f"unknown strategy {strategy!r} (use head, tail or head_tail)", key=key, file=file
+        )
+    return strategy
+
+
+def check_head_ratio(ratio: object, *, key: str | None = None, file: str | None = None) -> float:
+    """Return ``ratio`` if it is a number strictly between 0 and 1, else raise ConfigError."""
+    if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0 < ratio < 1:
+        raise ConfigError(f"head_ratio must be between 0 and 1 (exclusive), got {ratio!r}",
+                          key=key, file=file)
+    return float(ratio)
+
+
+def cut(
+    text: str | bytes,
+    limit: int,
+    *,
+    strategy: Strategy = "head_tail",
+    head_ratio: float = 0.2,
+    marker: Marker | None = None,
+    reference: str | None = None,
+    snap_lines: bool = True,
+) -> CapResult:
+    """:func:`cap_text` for a limit already parsed, of any size (even below 1 KB)."""
+    if isinstance(text, str):
+        if text.isascii():
+            if len(text) <= limit:
+                return CapResult(text, False, len(text), len(text))
+            plan = plan_cut(limit, strategy=strategy, head_ratio=head_ratio, marker=marker,
+                            stored=reference is not None)
+            head = text[: plan.head + 1].encode("ascii")
+            tail = text[len(text) - plan.tail :].encode("ascii") if plan.tail else b""
+            return assemble(plan, head, tail, original_bytes=len(text), limit=limit,
+                            reference=reference, snap_lines=snap_lines)
+        clean = sanitize(text)
+        data = clean.encode("utf-8")
+        if len(data) <= limit:
+            return CapResult(clean, False, len(data), len(data))
+    else:
+        data = bytes(text)
+        if len(data) <= limit:
+            decoded = decode(data)
+            size = len(decoded.encode("utf-8")) if not decoded.isascii() else len(decoded)
+            if size <= limit:
+                return CapResult(decoded, False, len(data), size)
+    plan = plan_cut(limit, strategy=strategy, head_ratio=head_ratio, marker=marker,
+                    stored=reference is not None)
+    tail = data[len(data) - plan.tail :] if plan.tail else b""
+    return assemble(plan, data[: plan.head + 1], tail, original_bytes=len(data), limit=limit,
+                    reference=reference, snap_lines=snap_lines)
+
+
+def cap_text(
+    text: str | bytes,
+    limit: int | str | None,
+    *,
+    strategy: Strategy = "head_tail",
+    head_ratio: float = 0.2,
+    marker: str | Marker | None = None,
+    reference: str | None = None,
+    snap_lines: bool = True,
+) -> CapResult:
+    """Bound ``text`` to ``limit`` UTF-8 bytes, marker included.
+
+    Args:
+        text: a ``str``, or ``bytes`` decoded as UTF-8 with invalid sequences
+            replaced by U+FFFD. Lone surrogates in a ``str`` are replaced by U+FFFD
+            (and surrogate pairs joined) so the result always encodes as UTF-8.
+        limit: a byte count, a size such as ``"32KB"``, or ``"unlimited"``/``None``.
+            A limit below 1 KB is refused with :class:`ConfigError`.
+        strategy: keep the ``head``, the ``tail``, or both (``head_tail``).
+        head_ratio: with ``head_tail``, the share of the content budget for the head.
+        marker: a marker template (see :mod:`toolcap._marker`), or the default.
+        reference: the artifact reference of the stored original, if any.
+        snap_lines: move each cut back to a line break within 1 KB when there is one.
+
+    Text that fits is returned as is: the same object when it is a valid ``str``.
+    Cost grows with ``limit``, not with the input, for ``bytes`` and ASCII ``str``;
+    other text is encoded once.
+    """
+    parsed = parse_limit(limit, key="limit")
+    check_strategy(strategy, key="strategy")
+    check_head_ratio(head_ratio, key="head_ratio")
+    template = marker if isinstance(marker, Marker) or marker is None else Marker.parse(marker)
+    if parsed is None:
+        if isinstance(text, str):
+            clean = sanitize(text)
+            size = len(clean) if clean.isascii() else len(clean.encode("utf-8"))
+            return CapResult(clean, False, size, size)
+        decoded = decode(text)
+        return CapResult(decoded, False, len(text), len(decoded.encode("utf-8")))
+    return cut(text, parsed, strategy=strategy, head_ratio=head_ratio, marker=template,
+               reference=reference, snap_lines=snap_lines)
+
+
+__all__ += ["check_head_ratio", "check_strategy", "cut"]

@@ -1,0 +1,310 @@
+"""The one seam every tool response passes before it is recorded and sent.
+
+``Policy.finalize`` takes one batch (all tool responses of one model turn) and
+returns what must be both recorded and sent: per-tool thresholds first, then the
+batch ceiling, spilling each cut original to the artifact store at most once.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal, TextIO
+
+from ._allocate import water_fill
+from ._config import Config, ToolPolicy, load_config
+from ._cut import cut
+from ._notice import Cap, emit_notice, logger, notice_line
+from ._utf8 import decode, sanitize, utf8_size
+
+if TYPE_CHECKING:
+    from .protocols import ArtifactSink
+
+__all__ = ["FinalizedResponse", "Policy", "ToolResponse"]
+
+Part = str | bytes
+Content = str | bytes | Sequence[Part] | None
+
+
+@dataclass(frozen=True)
+class ToolResponse:
+    """One tool response, as a tool or a server produced it.
+
+    Attributes:
+        tool: the tool's name; it selects the per-tool policy.
+        content: the text (``str``, or ``bytes`` read as UTF-8), a sequence of
+            text parts (for example the text blocks of an MCP result), or
+            ``None`` for no content (left alone).
+        call_id: the tool call's identifier, if any.
+        is_error: whether the tool failed; errors are bounded like any response.
+        artifacts: what is already stored of this response: ``None`` if nothing
+            was decided, ``()`` if it was decided to store nothing, else the
+            references. When it is decided, the finalizer never stores it again.
+    """
+
+    tool: str
+    content: Content
+    call_id: str | None = None
+    is_error: bool = False
+    artifacts: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class FinalizedResponse:
+    """What a response became: the same value is recorded and sent.
+
+    Attributes:
+        parts: the delivered text parts, one per input part (one for ``str`` or
+            ``bytes`` content); ``None`` when the content was ``None``.
+        original_bytes: UTF-8 size of the content as received.
+        delivered_bytes: UTF-8 size of the delivered parts together.
+        capped_by: ``"size_threshold"``, ``"batch_ceiling"`` or ``None``.
+        artifacts: the tri-state record: ``None`` not decided, ``()`` nothing
+            stored, else the references of the stored originals.
+        not_kept: why the full original could not be stored, when it could not.
+    """
+
+    tool: str
+    call_id: str | None
+    is_error: bool
+    parts: tuple[str, ...] | None
+    original_bytes: int
+    delivered_bytes: int
+    capped_by: Cap | None
+    artifacts: tuple[str, ...] | None
+    not_kept: str | None = None
+
+    @property
+    def text(self) -> str | None:
+        """The delivered text (parts joined with newlines when there are several)."""
+        if self.parts is None:
+            return None
+        return self.parts[0] if len(self.parts) == 1 else "\n".join(self.parts)
+
+    @property
+    def truncated(self) -> bool:
+        """Whether a cap changed this response."""
+        return self.capped_by is not None
+
+    def as_response(self) -> ToolResponse:
+        """This result as a response again (finalizing it once more changes nothing)."""
+        content: Content = None if self.parts is None else list(self.parts)
+        if self.parts is not None and len(self.parts) == 1:
+            content = self.parts[0]
+        return ToolResponse(self.tool, content, self.call_id, self.is_error, self.artifacts)
+
+
+@dataclass
+class _Work:
+    """One response on its way through the seam."""
+
+    response: ToolResponse
+    policy: ToolPolicy
+    originals: list[Part]
+    whole: list[str]  # each original as valid text, before any cut
+    whole_sizes: list[int]
+    parts: list[str] = field(init=False)
+    sizes: list[int] = field(init=False)
+    references: dict[int, str] = field(default_factory=dict)
+    attempted: set[int] = field(default_factory=set)  # stored at most once, even on failure
+    cut_any: bool = False
+    capped_by: Cap | None = None
+    not_kept: str | None = None
+
+    def __post_init__(self) -> None:
+        self.parts = list(self.whole)
+        self.sizes = list(self.whole_sizes)
+
+    @property
+    def delivered_size(self) -> int:
+        return sum(self.sizes)
+
+
+class Policy:
+    """Configuration plus an artifact store: the finalizer of tool responses.
+
+    Args:
+        config: the configuration; by default, :func:`load_config` is not called
+            and the built-in defaults apply (use :meth:`load` to read files).
+        sink: where cut originals are kept. ``"default"`` opens the store named by
+            ``config.artifacts`` on first use; ``None`` keeps nothing.
+        notices: print the notice line on stderr (default: ``config.notices``).
+        known_tools: tool names the caller has; configured tools not among them
+            are reported with a WARNING, never an error.
+    """
+
+    def __init__(
+        self,
+        config: Config | None = None,
+        *,
+        sink: ArtifactSink | Literal["default"] | None = "default",
+        notices: bool | None = None,
+        stderr: TextIO | None = None,
+        known_tools: Iterable[str] | None = None,
+    ) -> None:
+        self.config = config or Config()
+        self._sink: ArtifactSink | Literal["default"] | None = sink
+        self.notices = self.config.notices if notices is None else notices
+        self._stderr = stderr
+        if known_tools is not None:
+            for name in self.config.unknown_tools(known_tools):
+                logger.warning("configuration names tool %r, which is not in use", name)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str] | None = None, **options: object) -> Policy:
+        """A policy from configuration files and environment (see :func:`load_config`)."""
+        return cls(load_config(path), **options)  # type: ignore[arg-type]
+
+    def for_tool(self, name: str) -> ToolPolicy:
+        """The resolved policy for tool ``name``."""
+        return self.config.for_tool(name)
+
+    @property
+    def sink(self) -> ArtifactSink | None:
+        """The artifact store, opened on first use; ``None`` if there is none."""
+        sink = self._sink
+        if isinstance(sink, str):
+            try:
+                from .store import open_store
+
+                sink = open_store(self.config.artifacts, limits=self.config.store)
+            except Exception as error:  # any failure to open means: keep nothing, say why
+                sink = _Unavailable(_reason(error))
+                logger.warning("artifact store unavailable: %s", sink.reason)
+            self._sink = sink
+        return sink
+
+    def spill(self, data: bytes, *, tool: str | None = None) -> str | None:
+        """Store ``data`` and return its reference, or ``None`` (with a WARNING) on failure."""
+        reference, _ = self._put(data, tool)
+        return reference
+
+    def finalize(self, responses: Sequence[ToolResponse]) -> list[FinalizedResponse]:
+        """Bound one batch: per-tool thresholds, then the batch ceiling; spill; notify."""
+        return self._finalize(responses, io=True)
+
+    def guard(self, responses: Sequence[ToolResponse]) -> list[FinalizedResponse]:
+        """:meth:`finalize` with no I/O at all: no store, no notice, no log record.
+
+        For the send boundary: a request about to go out is bounded even where an
+        earlier step was skipped. Already bounded responses come back unchanged.
+        """
+        return self._finalize(responses, io=False)
+
+    # -- the steps -----------------------------------------------------------------
+
+    def _finalize(self, responses: Sequence[ToolResponse], *, io: bool) -> list[FinalizedResponse]:
+        works = [self._receive(response) for response in responses]
+        for work in works:
+            if work is not None:
+                self._apply_threshold(work, io)
+        self._apply_ceiling([work for work in works if work is not None], io)
+        results = []
+        for response, work in zip(responses, works, strict=True):
+            result = self._deliver(response, work, io)
+            if io and result.capped_by is not None:
+                line = notice_line(result.tool, result.delivered_bytes, result.original_bytes,
+                                   result.capped_by, not_kept=result.not_kept)
+                emit_notice(line, stderr=self._stderr, to_stderr=self.notices)
+            results.append(result)
+        return results
+
+    def _receive(self, response: ToolResponse) -> _Work | None:
+        content = response.content
+        if content is None:
+            return None
+        originals: list[Part] = [content] if isinstance(content, (str, bytes)) else list(content)
+        whole = [sanitize(p) if isinstance(p, str) else decode(p) for p in originals]
+        return _Work(response, self.for_tool(response.tool), originals, whole,
+                     [utf8_size(p) for p in whole])
+
+    def _apply_threshold(self, work: _Work, io: bool) -> None:
+        threshold = work.policy.size_threshold
+        if threshold is not None and sum(work.whole_sizes) > threshold:
+            self._cut_to(work, threshold, io)
+            work.capped_by = "size_threshold"
+
+    def _apply_ceiling(self, works: list[_Work], io: bool) -> None:
+        ceiling = self.config.batch_ceiling
+        sizes = [work.delivered_size for work in works]
+        if ceiling is None or sum(sizes) <= ceiling:
+            return
+        for work, budget, size in zip(works, water_fill(sizes, ceiling), sizes, strict=True):
+            if budget < size:
+                self._cut_to(work, budget, io)
+                work.capped_by = "batch_ceiling"
+
+    def _cut_to(self, work: _Work, budget: int, io: bool) -> None:
+        # Always cut from the original, so a second cut never nests a marker.
+        for index, allowed in enumerate(water_fill(work.whole_sizes, budget)):
+            if allowed >= work.whole_sizes[index]:
+                continue
+            policy = work.policy
+            result = cut(work.originals[index], allowed, strategy=policy.strategy,
+                         head_ratio=policy.head_ratio, marker=policy.marker,
+                         reference=self._reference(work, index, io))
+            work.parts[index] = result.text
+            work.sizes[index] = result.kept_bytes
+            work.cut_any = True
+
+    def _reference(self, work: _Work, index: int, io: bool) -> str | None:
+        decided = work.response.artifacts
+        if decided is not None:
+            if len(decided) == len(work.originals):
+                return decided[index]
+            return decided[0] if decided else None
+        if index in work.attempted:
+            return work.references.get(index)
+        if not io or not work.policy.spill or self._sink is None:
+            return None
+        work.attempted.add(index)
+        original = work.originals[index]
+        data = original if isinstance(original, bytes) else work.whole[index].encode("utf-8")
+        reference, reason = self._put(data, work.response.tool)
+        if reference is None:
+            work.not_kept = reason
+            return None
+        work.references[index] = reference
+        return reference
+
+    def _put(self, data: bytes, tool: str | None) -> tuple[str | None, str | None]:
+        sink = self.sink
+        if sink is None:
+            return None, "no artifact store"
+        try:
+            return sink.put(data, tool=tool), None
+        except Exception as error:  # a store failure must never reach the agent loop
+            reason = _reason(error)
+            logger.warning("could not keep the full output of %s: %s", tool or "a tool", reason)
+            return None, reason
+
+    def _deliver(self, response: ToolResponse, work: _Work | None, io: bool) -> FinalizedResponse:
+        if work is None:
+            return FinalizedResponse(response.tool, response.call_id, response.is_error, None,
+                                     0, 0, None, response.artifacts)
+        artifacts = response.artifacts
+        if artifacts is None and work.cut_any:
+            artifacts = tuple(work.references[i] for i in sorted(work.references))
+        original = sum(len(p) if isinstance(p, bytes) else utf8_size(p) for p in work.originals)
+        return FinalizedResponse(
+            response.tool, response.call_id, response.is_error, tuple(work.parts), original,
+            work.delivered_size, work.capped_by, artifacts, work.not_kept,
+        )
+
+
+class _Unavailable:
+    """The default store could not be opened: every put fails with the reason."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def put(self, data: bytes, *, tool: str | None = None) -> str:
+        raise OSError(self.reason)
+
+
+def _reason(error: BaseException) -> str:
+    text = str(error) or type(error).__name__
+    if isinstance(error, OSError) and error.strerror:
+        text = error.strerror
+    return text.splitlines()[0][:160] if text else type(error).__name__

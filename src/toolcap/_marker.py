@@ -1,0 +1,97 @@
+"""The marker: the line that stands where a cut removed content.
+
+Users and scripts match on it, so it is one documented template. Placeholders:
+
+``{original}``
+    the size of the full original, as :func:`human_size` prints it;
+``{kept}``
+    the size of the original content kept around the marker;
+``{dropped}``
+    the size of what was cut;
+``{where}``
+    ``"; full output: toolcap:…"`` when the original was stored, else empty;
+``{reference}``
+    the bare artifact reference, or empty.
+"""
+
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass
+
+from ._errors import ConfigError
+from ._sizes import human_size
+
+__all__ = ["DEFAULT_MARKER", "MAX_MARKER_BYTES", "Marker"]
+
+DEFAULT_MARKER = (
+    "[toolcap: output truncated, kept {kept} of {original}{where}."
+    " Narrow the query (a filter, a range, a search) to see the rest.]"
+)
+#: No rendering of a marker may exceed this many UTF-8 bytes.
+MAX_MARKER_BYTES = 200
+#: Used when an allocation is too small for the configured marker.
+SHORT_MARKER = "[toolcap: truncated]"
+
+_FIELDS = frozenset({"original", "kept", "dropped", "where", "reference"})
+# The widest value human_size gives below 1024 GB: reserving room for it makes the
+# cut independent of the sizes it reports, so a stream can be cut before its end.
+_WIDEST_SIZE = "1023.9 KB"
+_WIDEST_REFERENCE = "toolcap:" + "f" * 32
+
+
+@dataclass(frozen=True)
+class Marker:
+    """A validated marker template."""
+
+    template: str = DEFAULT_MARKER
+
+    @classmethod
+    def parse(cls, template: str, *, key: str | None = None, file: str | None = None) -> Marker:
+        """Check ``template`` (known placeholders only, at most 200 bytes rendered)."""
+        if not isinstance(template, str):
+            raise ConfigError(f"a marker must be a string, got {template!r}", key=key, file=file)
+        try:
+            fields = {name for _, name, _, _ in string.Formatter().parse(template) if name}
+        except ValueError as error:
+            raise ConfigError(
+                f"invalid marker template {template!r}: {error}", key=key, file=file
+            ) from None
+        unknown = fields - _FIELDS
+        if unknown:
+            raise ConfigError(
+                f"unknown placeholder {{{sorted(unknown)[0]}}} in marker {template!r}"
+                f" (known: {', '.join('{' + f + '}' for f in sorted(_FIELDS))})",
+                key=key,
+                file=file,
+            )
+        marker = cls(template)
+        widest = marker.reserve(stored=True)
+        if widest > MAX_MARKER_BYTES:
+            raise ConfigError(
+                f"marker renders to {widest} bytes, over the {MAX_MARKER_BYTES}-byte maximum",
+                key=key,
+                file=file,
+            )
+        return marker
+
+    def render(self, *, original: int, kept: int, reference: str | None) -> str:
+        """The marker text for one cut."""
+        return self._format(
+            human_size(original), human_size(kept), human_size(max(0, original - kept)), reference
+        )
+
+    def reserve(self, *, stored: bool) -> int:
+        """The most bytes this marker can take, whatever sizes it reports."""
+        reference = _WIDEST_REFERENCE if stored else None
+        text = self._format(_WIDEST_SIZE, _WIDEST_SIZE, _WIDEST_SIZE, reference)
+        return len(text.encode("utf-8", "surrogatepass"))
+
+    def _format(self, original: str, kept: str, dropped: str, reference: str | None) -> str:
+        return self.template.format(
+            original=original,
+            kept=kept,
+            dropped=dropped,
+            where=f"; full output: {reference}" if reference else "",
+            reference=reference or "",
+        )

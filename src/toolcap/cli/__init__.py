@@ -1,0 +1,67 @@
+"""The ``toolcap`` command: one module per subcommand, each with ``register``."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from .. import __version__
+from .._errors import ConfigError, StoreError
+from ._common import CommandError
+
+__all__ = ["main"]
+
+# Each module exposes register(subparsers), which adds its parser and sets `handler`.
+_SUBCOMMANDS = ("_cap",)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand registered."""
+    parser = argparse.ArgumentParser(
+        prog="toolcap",
+        description="Bound what a tool call can put into an LLM conversation, and keep what "
+        "was cut.",
+    )
+    parser.add_argument("--version", action="version", version=f"toolcap {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers.required = True
+    for name in _SUBCOMMANDS:
+        importlib.import_module(f"{__name__}.{name}").register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (2 for usage and configuration errors)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        status: int = args.handler(args)
+    except (ConfigError, CommandError) as error:
+        _error(str(error))
+        return getattr(error, "status", 2)
+    except StoreError as error:
+        _error(str(error))
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # The reader went away (`toolcap cap big.log | head`): not an error of ours.
+        _silence_stdout()
+        return 0
+    return status
+
+
+def _error(message: str) -> None:
+    print(f"toolcap: error: {message}", file=sys.stderr)
+
+
+def _silence_stdout() -> None:
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except OSError:
+        pass

@@ -1,0 +1,55 @@
+"""What several subcommands share: configuration options and errors."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+
+from .._config import Config, load_config
+from .._finalize import Policy
+
+__all__ = ["CommandError", "add_config_options", "load_cli_config", "tool_overrides"]
+
+
+class CommandError(Exception):
+    """An expected failure: printed as one line, exit with ``status``."""
+
+    def __init__(self, message: str, status: int = 2) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def add_config_options(parser: argparse.ArgumentParser) -> None:
+    """``--config FILE`` and ``--artifacts URL``."""
+    parser.add_argument("--config", metavar="FILE",
+                        help="configuration file (default: TOOLCAP_CONFIG, toolcap.toml or "
+                        "[tool.toolcap] in pyproject.toml, searched upwards)")
+    parser.add_argument("--artifacts", metavar="URL",
+                        help="artifact store: a directory or any fsspec URL (default: "
+                        "TOOLCAP_ARTIFACTS, the config, or the user cache directory)")
+
+
+def load_cli_config(args: argparse.Namespace) -> Config:
+    """The configuration named by the options, with ``--artifacts`` applied."""
+    config = load_config(args.config)
+    if getattr(args, "artifacts", None):
+        config = replace(config, artifacts=args.artifacts)
+    return config
+
+
+def tool_overrides(config: Config, tool: str, **values: object) -> Config:
+    """``config`` with command-line values set on ``tool``'s own table."""
+    given = {key: value for key, value in values.items() if value is not None}
+    if not given:
+        return config
+    tools = dict(config.tools)
+    tools[tool] = {**tools.get(tool, {}), **given}
+    return replace(config, tools=tools)
+
+
+def policy_from(config: Config, *, spill: bool = True) -> Policy:
+    """The finalizer for a command: the configured store, or none with ``--no-spill``."""
+    return Policy(config) if spill else Policy(config, sink=None)
+
+
+__all__ += ["policy_from"]
