@@ -13,6 +13,7 @@ from ._config import Config, StoreLimits, ToolPolicy, load_config
 from ._cut import CapResult, cap_text
 from ._errors import ConfigError, StoreError
 from ._finalize import FinalizedResponse, Policy, ToolResponse
+from ._json import json_size, project_json_blocks, project_json_text
 from ._marker import DEFAULT_MARKER
 from ._sizes import human_size, parse_limit, parse_size
 
@@ -30,9 +31,12 @@ __all__ = [
     "__version__",
     "cap_text",
     "human_size",
+    "json_size",
     "load_config",
     "parse_limit",
     "parse_size",
+    "project_json_blocks",
+    "project_json_text",
 ]
 
 __version__ = "0.1.0"

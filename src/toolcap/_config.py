@@ -71,6 +71,12 @@ class Config:
     store: StoreLimits = field(default_factory=StoreLimits)
     source: str | None = None
 
+    def __post_init__(self) -> None:
+        # Built in code rather than read from a file: hold it to the same rules.
+        for key in ("batch_ceiling", "wire_budget", "media_threshold"):
+            object.__setattr__(self, key, parse_limit(getattr(self, key), key=key))
+        object.__setattr__(self, "tools", _parse_tools(self.tools, self.source))
+
     def for_tool(self, name: str) -> ToolPolicy:
         """The policy for tool ``name``."""
         merged = {**self.tools.get("*", {}), **self.tools.get(name, {})}
@@ -156,12 +162,16 @@ def _parse_tools(table: object, file: str | None) -> dict[str, dict[str, Any]]:
 
 def _parse_tool_key(key: str, value: object, where: str, file: str | None) -> object:
     if key == "size_threshold":
+        if value is None:
+            return None  # unlimited, as parsed before
         return parse_limit(value, key=where, file=file)  # type: ignore[arg-type]
     if key == "strategy":
         return check_strategy(_string(value, where, file), key=where, file=file)
     if key == "head_ratio":
         return check_head_ratio(value, key=where, file=file)
     if key == "marker":
+        if isinstance(value, Marker):
+            return value
         return Marker.parse(_string(value, where, file), key=where, file=file)
     if key == "spill":
         return _boolean(value, where, file)

@@ -8,7 +8,7 @@ input, so a stream can keep just the slices and be cut the same way.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import AnyStr, Literal
 
 from ._errors import ConfigError
 from ._marker import SHORT_MARKER, Marker
@@ -23,6 +23,7 @@ STRATEGIES: tuple[Strategy, ...] = ("head", "tail", "head_tail")
 # Snapping moves a cut back to a line break at most this far (and at most a quarter
 # of the part), so a long line is never traded for a much shorter text.
 _SNAP_WINDOW = 1024
+_DEFAULT_MARKER = Marker()
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ def plan_cut(
     breaks around it, so the plan does not depend on the input.
     """
     check_strategy(strategy)
-    marker = marker or Marker()
+    marker = marker or _DEFAULT_MARKER
     separators = 2 if strategy == "head_tail" else 1
     content = limit - marker.reserve(stored=stored) - separators
     if content <= 0:
@@ -98,22 +99,54 @@ def assemble(
     Invalid UTF-8 is replaced; if that makes the text grow past ``limit``, the
     slices shrink until it fits.
     """
+    if plan.head == 0 and plan.tail == 0:
+        return _fallback(original_bytes, limit)
     head_end = head_boundary(head, plan.head) if plan.head else 0
     tail_start = tail_boundary(tail, len(tail) - plan.tail) if plan.tail else len(tail)
     kept_head = head[:head_end]
     kept_tail = tail[tail_start:]
     if snap_lines:
         kept_head, kept_tail = _snap(kept_head, kept_tail)
+    try:
+        # Valid UTF-8 (the usual case): sizes are known without encoding again.
+        head_text = kept_head.decode("utf-8")
+        tail_text = kept_tail.decode("utf-8")
+    except UnicodeDecodeError:
+        return _assemble_replacing(plan, kept_head, kept_tail, original_bytes, limit, reference)
+    return _join(plan, head_text, tail_text, len(kept_head) + len(kept_tail), original_bytes,
+                 reference)
+
+
+def _assemble_ascii(
+    plan: CutPlan, text: str, limit: int, reference: str | None, snap_lines: bool
+) -> CapResult:
+    # The same cut as assemble(), on str slices: no encoding, no decoding.
+    if plan.head == 0 and plan.tail == 0:
+        return _fallback(len(text), limit)
+    head = text[: plan.head]
+    tail = text[len(text) - plan.tail :] if plan.tail else ""
+    if snap_lines:
+        head, tail = _snap(head, tail)
+    return _join(plan, head, tail, len(head) + len(tail), len(text), reference)
+
+
+def _assemble_replacing(
+    plan: CutPlan,
+    kept_head: bytes,
+    kept_tail: bytes,
+    original_bytes: int,
+    limit: int,
+    reference: str | None,
+) -> CapResult:
     while True:
-        text = _join(plan, decode(kept_head), decode(kept_tail), original_bytes, reference)
-        if text is None:
-            return _fallback(original_bytes, limit)
-        size = len(text.encode("utf-8"))
-        if size <= limit:
-            return CapResult(text, True, original_bytes, size, reference)
+        head_text, tail_text = decode(kept_head), decode(kept_tail)
+        kept = len(head_text.encode("utf-8")) + len(tail_text.encode("utf-8"))
+        result = _join(plan, head_text, tail_text, kept, original_bytes, reference)
+        if result.kept_bytes <= limit:
+            return result
         # Only replacement characters grow a text (one invalid byte becomes three), so
         # giving back a third of the excess per round converges in a few rounds.
-        give_back = max(1, (size - limit) // 3)
+        give_back = max(1, (result.kept_bytes - limit) // 3)
         if len(kept_tail) >= len(kept_head):
             kept_tail = kept_tail[tail_boundary(kept_tail, give_back) :]
         else:
@@ -121,17 +154,18 @@ def assemble(
 
 
 def _join(
-    plan: CutPlan, head: str, tail: str, original_bytes: int, reference: str | None
-) -> str | None:
-    if plan.head == 0 and plan.tail == 0:
-        return None
-    kept = len(head.encode("utf-8")) + len(tail.encode("utf-8"))
+    plan: CutPlan, head: str, tail: str, kept: int, original_bytes: int, reference: str | None
+) -> CapResult:
     marker = plan.marker.render(original=original_bytes, kept=kept, reference=reference)
+    marker_bytes = len(marker) if marker.isascii() else len(marker.encode("utf-8"))
     if plan.strategy == "head":
-        return f"{head}\n{marker}"
-    if plan.strategy == "tail":
-        return f"{marker}\n{tail}"
-    return f"{head}\n{marker}\n{tail}"
+        text = f"{head}\n{marker}"
+    elif plan.strategy == "tail":
+        text = f"{marker}\n{tail}"
+    else:
+        text = f"{head}\n{marker}\n{tail}"
+    separators = 2 if plan.strategy == "head_tail" else 1
+    return CapResult(text, True, original_bytes, kept + marker_bytes + separators, reference)
 
 
 def _fallback(original_bytes: int, limit: int) -> CapResult:
@@ -140,17 +174,18 @@ def _fallback(original_bytes: int, limit: int) -> CapResult:
     return CapResult(text, True, original_bytes, len(text))
 
 
-def _snap(head: bytes, tail: bytes) -> tuple[bytes, bytes]:
+def _snap(head: AnyStr, tail: AnyStr) -> tuple[AnyStr, AnyStr]:
+    newline = "\n" if isinstance(head, str) else b"\n"
     if head:
         window = min(_SNAP_WINDOW, len(head) // 4)
-        newline = head.rfind(b"\n", len(head) - window)
-        if newline >= 0:
-            head = head[:newline]
+        at = head.rfind(newline, len(head) - window)
+        if at >= 0:
+            head = head[:at]
     if tail:
         window = min(_SNAP_WINDOW, len(tail) // 4)
-        newline = tail.find(b"\n", 0, window)
-        if newline >= 0:
-            tail = tail[newline + 1 :]
+        at = tail.find(newline, 0, window)
+        if at >= 0:
+            tail = tail[at + 1 :]
     return head, tail
 
 
@@ -188,12 +223,13 @@ def cut(
                 return CapResult(text, False, len(text), len(text))
             plan = plan_cut(limit, strategy=strategy, head_ratio=head_ratio, marker=marker,
                             stored=reference is not None)
-            head = text[: plan.head + 1].encode("ascii")
-            tail = text[len(text) - plan.tail :].encode("ascii") if plan.tail else b""
-            return assemble(plan, head, tail, original_bytes=len(text), limit=limit,
-                            reference=reference, snap_lines=snap_lines)
-        clean = sanitize(text)
-        data = clean.encode("utf-8")
+            return _assemble_ascii(plan, text, limit, reference, snap_lines)
+        try:
+            data = text.encode("utf-8")
+            clean = text
+        except UnicodeEncodeError:  # lone surrogates: rare, so repaired only when met
+            clean = sanitize(text)
+            data = clean.encode("utf-8")
         if len(data) <= limit:
             return CapResult(clean, False, len(data), len(data))
     else:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Literal, TextIO
 from ._allocate import water_fill
 from ._config import Config, ToolPolicy, load_config
 from ._cut import cut
+from ._diagnostics import observe
 from ._notice import Cap, emit_notice, logger, notice_line
 from ._utf8 import decode, sanitize, utf8_size
 
@@ -198,6 +199,8 @@ class Policy:
         works = [self._receive(response) for response in responses]
         for work in works:
             if work is not None:
+                if io:
+                    self._observe("received", work, changed=False)
                 self._apply_threshold(work, io)
         self._apply_ceiling([work for work in works if work is not None], io)
         results = []
@@ -224,6 +227,8 @@ class Policy:
         if threshold is not None and sum(work.whole_sizes) > threshold:
             self._cut_to(work, threshold, io)
             work.capped_by = "size_threshold"
+            if io:
+                self._observe("size_threshold", work, changed=True)
 
     def _apply_ceiling(self, works: list[_Work], io: bool) -> None:
         ceiling = self.config.batch_ceiling
@@ -234,6 +239,8 @@ class Policy:
             if budget < size:
                 self._cut_to(work, budget, io)
                 work.capped_by = "batch_ceiling"
+                if io:
+                    self._observe("batch_ceiling", work, changed=True)
 
     def _cut_to(self, work: _Work, budget: int, io: bool) -> None:
         # Always cut from the original, so a second cut never nests a marker.
@@ -262,11 +269,27 @@ class Policy:
         original = work.originals[index]
         data = original if isinstance(original, bytes) else work.whole[index].encode("utf-8")
         reference, reason = self._put(data, work.response.tool)
+        observe("spill", "artifact", data, tool=work.response.tool, call_id=work.response.call_id,
+                artifacts=(reference,) if reference else (), changed=False)
         if reference is None:
             work.not_kept = reason
             return None
         work.references[index] = reference
         return reference
+
+    def _observe(self, stage: str, work: _Work, *, changed: bool) -> None:
+        response = work.response
+        for part in work.parts:
+            observe(stage, "model_text", part, tool=response.tool, call_id=response.call_id,
+                    artifacts=self._record(work), changed=changed,
+                    wire_budget=self.config.wire_budget)
+
+    @staticmethod
+    def _record(work: _Work) -> tuple[str, ...] | None:
+        """The tri-state artifact record of a response so far."""
+        if work.response.artifacts is not None or not work.cut_any:
+            return work.response.artifacts
+        return tuple(work.references[index] for index in sorted(work.references))
 
     def _put(self, data: bytes, tool: str | None) -> tuple[str | None, str | None]:
         sink = self.sink
@@ -283,9 +306,7 @@ class Policy:
         if work is None:
             return FinalizedResponse(response.tool, response.call_id, response.is_error, None,
                                      0, 0, None, response.artifacts)
-        artifacts = response.artifacts
-        if artifacts is None and work.cut_any:
-            artifacts = tuple(work.references[i] for i in sorted(work.references))
+        artifacts = self._record(work)
         original = sum(len(p) if isinstance(p, bytes) else utf8_size(p) for p in work.originals)
         return FinalizedResponse(
             response.tool, response.call_id, response.is_error, tuple(work.parts), original,

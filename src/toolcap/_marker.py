@@ -16,6 +16,7 @@ Users and scripts match on it, so it is one documented template. Placeholders:
 
 from __future__ import annotations
 
+import functools
 import string
 from dataclasses import dataclass
 
@@ -77,10 +78,10 @@ class Marker:
 
     def render(self, *, original: int, kept: int, reference: str | None) -> str:
         """The marker text for one cut."""
-        return self._format(
-            human_size(original), human_size(kept), human_size(max(0, original - kept)), reference
-        )
+        dropped = human_size(max(0, original - kept)) if "{dropped}" in self.template else ""
+        return self._format(human_size(original), human_size(kept), dropped, reference)
 
+    @functools.lru_cache(maxsize=64)  # noqa: B019 - markers are few, frozen and long-lived
     def reserve(self, *, stored: bool) -> int:
         """The most bytes this marker can take, whatever sizes it reports."""
         reference = _WIDEST_REFERENCE if stored else None

@@ -1,0 +1,107 @@
+"""The ``toolcap`` command as a user meets it: real subprocesses, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import toolcap
+
+TOOLCAP = [sys.executable, "-m", "toolcap"]
+
+
+def run(*args: str, stdin: bytes = b"", cwd: Path | None = None,
+        env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run([*TOOLCAP, *args], input=stdin, capture_output=True, cwd=cwd,
+                          env=full_env, timeout=60, check=False)
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    """A directory with no configuration above it that toolcap could find."""
+    (tmp_path / "toolcap.toml").write_text("")
+    return tmp_path
+
+
+def test_version_prints_the_package_version() -> None:
+    result = run("--version")
+    assert result.returncode == 0
+    assert result.stdout.decode().strip() == f"toolcap {toolcap.__version__}"
+
+
+def test_cap_bounds_standard_input_and_prints_the_notice(workdir: Path) -> None:
+    data = b"".join(b"%d\n" % i for i in range(200000))
+    result = run("cap", "--no-spill", "--limit", "4KB", stdin=data, cwd=workdir)
+    assert result.returncode == 0
+    assert len(result.stdout) <= 4096
+    assert result.stdout.startswith(b"0\n1\n2\n")
+    assert result.stdout.endswith(b"199998\n199999\n")
+    assert result.stderr.decode() == (
+        f"cap: sent {toolcap.human_size(len(result.stdout))} of 1.2 MB to the assistant"
+        " (size_threshold)\n"
+    )
+
+
+def test_cap_passes_output_that_fits_through_byte_for_byte(workdir: Path) -> None:
+    data = b"caf\xc3\xa9 \xff\xfe not utf-8\n"
+    result = run("cap", stdin=data, cwd=workdir)
+    assert result.returncode == 0
+    assert result.stdout == data
+    assert result.stderr == b""
+
+
+def test_cap_uses_the_named_tools_policy_from_the_config(workdir: Path) -> None:
+    (workdir / "toolcap.toml").write_text('[tools.pytest]\nsize_threshold = "2KB"\n'
+                                          'strategy = "tail"\nspill = false\n')
+    data = b"".join(b"line %d\n" % i for i in range(5000))
+    result = run("cap", "--tool", "pytest", stdin=data, cwd=workdir)
+    assert result.returncode == 0
+    assert len(result.stdout) <= 2048
+    assert result.stdout.startswith(b"[toolcap: output truncated")
+    assert result.stdout.endswith(b"line 4999\n")
+
+
+@pytest.mark.parametrize(
+    ("args", "config", "message"),
+    [
+        (["cap", "--limit", "0"], "", '--limit: a limit of \'0\' would drop every response; '
+                                      'write "unlimited" for no limit'),
+        (["cap", "--limit", "12 parsecs"], "", "--limit: invalid size '12 parsecs'"),
+        (["cap", "--limit", "512B"], "", "--limit: limit '512B' is below the 1KB minimum"),
+        (["cap", "--head-ratio", "2"], "", "--head-ratio: head_ratio must be between 0 and 1"),
+        (["cap"], "batch_ceiling = 0\n", "batch_ceiling: a limit of 0 would drop"),
+        (["cap"], "[tools.Read]\nstrategy = 'middle'\n", "tools.Read.strategy: unknown strategy"),
+        (["cap"], "this is not toml\n", "invalid TOML"),
+        (["cap", "missing-file.txt"], "", "cannot read missing-file.txt: No such file"),
+    ],
+)
+def test_bad_arguments_and_configuration_are_one_line_and_exit_2(
+    workdir: Path, args: list[str], config: str, message: str
+) -> None:
+    (workdir / "toolcap.toml").write_text(config)
+    result = run(*args, stdin=b"x" * 5000, cwd=workdir)
+    assert result.returncode == 2
+    stderr = result.stderr.decode()
+    assert stderr.count("\n") == 1, stderr
+    assert stderr.startswith("toolcap: error: ")
+    assert message in stderr
+    assert "Traceback" not in stderr
+
+
+def test_an_unknown_option_is_a_usage_error_with_exit_2() -> None:
+    result = run("cap", "--frobnicate")
+    assert result.returncode == 2
+    assert b"unrecognized arguments: --frobnicate" in result.stderr
+
+
+def test_the_config_named_by_toolcap_config_is_used(workdir: Path, tmp_path: Path) -> None:
+    named = tmp_path / "named.toml"
+    named.write_text('[tools."*"]\nsize_threshold = "1KB"\nspill = false\n')
+    result = run("cap", stdin=b"y" * 10000, cwd=workdir, env={"TOOLCAP_CONFIG": str(named)})
+    assert result.returncode == 0
+    assert len(result.stdout) <= 1024

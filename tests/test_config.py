@@ -1,0 +1,185 @@
+"""Configuration: every source, precedence, per-tool resolution and each error message."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from toolcap import Config, ConfigError, ToolPolicy, load_config
+from toolcap._config import find_config_file
+from toolcap._marker import DEFAULT_MARKER
+
+KB = 1024
+DESIGN_EXAMPLE = """
+batch_ceiling = "256KB"
+artifacts = "~/.cache/toolcap/artifacts"
+
+[tools."*"]
+size_threshold = "32KB"
+strategy = "head_tail"
+spill = true
+
+[tools.Read]
+size_threshold = "64KB"
+strategy = "head"
+
+[tools]
+Grep = "8KB"
+"""
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def test_defaults_match_the_design() -> None:
+    config = Config()
+    assert config.batch_ceiling == 256 * KB
+    assert config.wire_budget == 64 * KB
+    assert config.for_tool("Anything") == ToolPolicy(32 * KB, "head_tail", 0.2)
+    assert config.for_tool("Anything").spill is True
+    assert config.for_tool("Anything").marker.template == DEFAULT_MARKER
+
+
+def test_the_design_example_resolves_per_tool_then_star_then_default(tmp_path: Path) -> None:
+    # TOML forbids defining [tools] after [tools.Read]; the shorthand goes in the table itself.
+    text = DESIGN_EXAMPLE.replace('\n[tools]\nGrep = "8KB"\n', "").replace(
+        '[tools."*"]', '[tools]\nGrep = "8KB"\n\n[tools."*"]'
+    )
+    config = load_config(write(tmp_path / "toolcap.toml", text), env={})
+    read, grep, other = (config.for_tool(n) for n in ("Read", "Grep", "Glob"))
+    assert (read.size_threshold, read.strategy, read.spill) == (64 * KB, "head", True)
+    assert (grep.size_threshold, grep.strategy) == (8 * KB, "head_tail")
+    assert (other.size_threshold, other.strategy) == (32 * KB, "head_tail")
+    assert config.artifacts == "~/.cache/toolcap/artifacts"
+
+
+def test_star_values_fill_what_a_tool_table_leaves_out() -> None:
+    config = Config.from_mapping(
+        {"tools": {"*": {"strategy": "tail", "head_ratio": 0.5}, "Read": {"size_threshold": "1MB"}}}
+    )
+    assert config.for_tool("Read") == ToolPolicy(1024 * KB, "tail", 0.5)
+
+
+def test_a_toolcap_toml_is_found_walking_up_from_the_working_directory(tmp_path: Path) -> None:
+    write(tmp_path / "toolcap.toml", 'batch_ceiling = "1MB"\n')
+    nested = tmp_path / "a" / "b"
+    nested.mkdir(parents=True)
+    assert find_config_file(nested, env={}) == tmp_path / "toolcap.toml"
+    assert load_config(start=nested, env={}).batch_ceiling == 1024 * KB
+
+
+def test_pyproject_tool_table_is_read(tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml",
+          '[project]\nname = "x"\n\n[tool.toolcap]\nbatch_ceiling = "2MB"\n'
+          '[tool.toolcap.tools]\nRead = "16KB"\n')
+    config = load_config(start=tmp_path, env={})
+    assert config.batch_ceiling == 2048 * KB
+    assert config.for_tool("Read").size_threshold == 16 * KB
+    assert config.source == str(tmp_path / "pyproject.toml")
+
+
+def test_a_pyproject_without_a_toolcap_table_is_passed_over(tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", '[project]\nname = "x"\n')
+    assert find_config_file(tmp_path, env={}) is None or find_config_file(
+        tmp_path, env={}
+    ) != tmp_path / "pyproject.toml"
+
+
+def test_toolcap_toml_wins_over_pyproject_in_the_same_directory(tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", '[tool.toolcap]\nbatch_ceiling = "2MB"\n')
+    write(tmp_path / "toolcap.toml", 'batch_ceiling = "3MB"\n')
+    assert load_config(start=tmp_path, env={}).batch_ceiling == 3 * 1024 * KB
+
+
+def test_toolcap_config_names_the_file_over_any_found_one(tmp_path: Path) -> None:
+    write(tmp_path / "toolcap.toml", 'batch_ceiling = "3MB"\n')
+    named = write(tmp_path / "elsewhere.toml", 'batch_ceiling = "5MB"\n')
+    config = load_config(start=tmp_path, env={"TOOLCAP_CONFIG": str(named)})
+    assert config.batch_ceiling == 5 * 1024 * KB
+
+
+def test_an_explicit_path_wins_over_toolcap_config(tmp_path: Path) -> None:
+    named = write(tmp_path / "env.toml", 'batch_ceiling = "5MB"\n')
+    explicit = write(tmp_path / "cli.toml", 'batch_ceiling = "7MB"\n')
+    config = load_config(explicit, env={"TOOLCAP_CONFIG": str(named)})
+    assert config.batch_ceiling == 7 * 1024 * KB
+
+
+def test_environment_overrides_the_file(tmp_path: Path) -> None:
+    path = write(tmp_path / "toolcap.toml",
+                 'batch_ceiling = "3MB"\n[tools."*"]\nsize_threshold = "8KB"\n'
+                 '[tools.Read]\nsize_threshold = "64KB"\n')
+    env = {"TOOLCAP_SIZE_THRESHOLD": "16KB", "TOOLCAP_BATCH_CEILING": "unlimited",
+           "TOOLCAP_ARTIFACTS": "/tmp/elsewhere"}
+    config = load_config(path, env=env)
+    assert config.batch_ceiling is None
+    assert config.for_tool("Glob").size_threshold == 16 * KB
+    assert config.for_tool("Read").size_threshold == 64 * KB  # a tool's own value still wins
+    assert config.artifacts == "/tmp/elsewhere"
+
+
+def test_no_file_anywhere_gives_the_defaults(tmp_path: Path) -> None:
+    assert load_config(start=tmp_path, env={}) == Config()
+
+
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        ('bach_ceiling = "1MB"', "toolcap.toml: bach_ceiling: unknown key 'bach_ceiling'"),
+        ('batch_ceiling = "1XB"', "toolcap.toml: batch_ceiling: invalid size '1XB': unknown unit"),
+        ("batch_ceiling = 0", 'toolcap.toml: batch_ceiling: a limit of 0 would drop every response;'
+                              ' write "unlimited" for no limit'),
+        ('[tools.Read]\nsize_threshold = "512B"',
+         "toolcap.toml: tools.Read.size_threshold: limit '512B' is below the 1KB minimum"),
+        ('[tools.Read]\nsize_treshold = "8KB"',
+         "toolcap.toml: tools.Read.size_treshold: unknown key 'size_treshold'"),
+        ('[tools.Read]\nstrategy = "middle"',
+         "toolcap.toml: tools.Read.strategy: unknown strategy 'middle'"),
+        ('[tools."*"]\nhead_ratio = 1.0',
+         'toolcap.toml: tools."*".head_ratio: head_ratio must be between 0 and 1'),
+        ('[tools."*"]\nhead_ratio = 0',
+         'toolcap.toml: tools."*".head_ratio: head_ratio must be between 0 and 1'),
+        ('[tools.Read]\nspill = "yes"', "toolcap.toml: tools.Read.spill: expected true or false"),
+        ('[tools.Read]\nmarker = "{nope}"', "unknown placeholder {nope}"),
+        ('[tools.Read]\nmarker = "' + "m" * 201 + '"', "over the 200-byte maximum"),
+        ("[tools]\nRead = true", "toolcap.toml: tools.Read: expected a table or a size"),
+        ('tools = "8KB"', "toolcap.toml: tools: must be a table"),
+        ("[store]\nmax_age_days = -1", "toolcap.toml: store.max_age_days: expected a positive"),
+        ("[store]\nmax_files = 3", "toolcap.toml: store.max_files: unknown key 'max_files'"),
+        ("batch_ceiling = ", "toolcap.toml: invalid TOML"),
+    ],
+)
+def test_each_configuration_error_names_key_value_and_file(
+    tmp_path: Path, toml: str, message: str
+) -> None:
+    path = write(tmp_path / "toolcap.toml", toml + "\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path, env={})
+    assert str(caught.value).replace(str(tmp_path) + "/", "").startswith(message) or (
+        message in str(caught.value)
+    )
+    assert "\n" not in str(caught.value)
+
+
+def test_a_missing_named_file_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="configuration file not found"):
+        load_config(tmp_path / "nope.toml", env={})
+
+
+def test_a_bad_environment_override_names_the_variable() -> None:
+    with pytest.raises(ConfigError, match="TOOLCAP_BATCH_CEILING: limit '12' is below"):
+        Config().with_env({"TOOLCAP_BATCH_CEILING": "12"})
+
+
+def test_configuration_built_in_code_is_validated_too() -> None:
+    with pytest.raises(ConfigError, match=r"tools\.Read\.strategy"):
+        Config(tools={"Read": {"strategy": "sideways"}})
+    assert Config(batch_ceiling="1MB").batch_ceiling == 1024 * KB  # type: ignore[arg-type]
+
+
+def test_unknown_tools_lists_configured_names_the_caller_does_not_have() -> None:
+    config = Config.from_mapping({"tools": {"*": "8KB", "Read": "8KB", "Old": "8KB"}})
+    assert config.unknown_tools(["Read", "Bash"]) == ["Old"]

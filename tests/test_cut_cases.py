@@ -1,0 +1,47 @@
+"""Cuts driven by data: ``tests/data/cuts/NAME.in`` is cut as ``NAME.toml`` says into ``NAME.out``.
+
+To add a case, write the ``.in`` and ``.toml`` files, run this module with
+``TOOLCAP_WRITE_CASES=1`` to produce the ``.out`` file, and read it before committing.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from toolcap import cap_text
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+CASES = Path(__file__).parent / "data" / "cuts"
+NAMES = sorted(path.stem for path in CASES.glob("*.in"))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_cut_case_matches_expected_output(name: str) -> None:
+    raw = (CASES / f"{name}.in").read_bytes()
+    options = tomllib.loads((CASES / f"{name}.toml").read_text())
+    as_bytes = options.pop("input", "auto") == "bytes"
+    try:
+        text: str | bytes = raw if as_bytes else raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = raw
+    result = cap_text(text, options.pop("limit"), **options)
+    expected_path = CASES / f"{name}.out"
+    if os.environ.get("TOOLCAP_WRITE_CASES"):
+        expected_path.write_bytes(result.text.encode("utf-8"))
+    assert result.text.encode("utf-8") == expected_path.read_bytes()
+    assert result.kept_bytes == len(expected_path.read_bytes())
+
+
+def test_every_case_has_its_three_files() -> None:
+    assert NAMES, "no cut cases found"
+    for name in NAMES:
+        assert (CASES / f"{name}.toml").is_file(), name
+        assert (CASES / f"{name}.out").is_file(), name
