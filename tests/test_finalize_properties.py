@@ -1,0 +1,75 @@
+"""Properties of the seam over random batches: bounds hold, nothing grows or is invented."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from _strategies import large_text
+from toolcap import Config, Policy, ToolResponse
+from toolcap._utf8 import sanitize
+
+PROPERTY = settings(max_examples=150, deadline=None, derandomize=True,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+contents = st.one_of(
+    large_text(max_bytes=30_000),
+    st.lists(large_text(max_bytes=12_000), min_size=0, max_size=4),
+    st.none(),
+)
+batches = st.lists(
+    st.builds(ToolResponse, tool=st.sampled_from(["Read", "Grep", "Bash"]), content=contents,
+              is_error=st.booleans()),
+    min_size=0, max_size=6,
+)
+limits = st.one_of(st.none(), st.integers(1024, 20_000))
+
+
+def parts_of(response: ToolResponse) -> list[str]:
+    content = response.content
+    if content is None:
+        return []
+    items = [content] if isinstance(content, (str, bytes)) else list(content)
+    return [sanitize(p) if isinstance(p, str) else p.decode("utf-8", "replace") for p in items]
+
+
+@PROPERTY
+@given(batch=batches, threshold=limits, ceiling=limits)
+def test_every_batch_is_bounded_by_threshold_and_ceiling(
+    batch: list[ToolResponse], threshold: int | None, ceiling: int | None
+) -> None:
+    config = Config(batch_ceiling=ceiling, tools={"*": {"size_threshold": threshold}})
+    results = Policy(config, sink=None, notices=False).finalize(batch)
+    assert len(results) == len(batch)
+    if ceiling is not None:
+        assert sum(r.delivered_bytes for r in results) <= ceiling
+    for response, result in zip(batch, results, strict=True):
+        assert (result.parts is None) == (response.content is None)
+        if result.parts is None:
+            continue
+        encoded = [part.encode("utf-8") for part in result.parts]  # always valid UTF-8
+        assert result.delivered_bytes == sum(len(e) for e in encoded)
+        originals = parts_of(response)
+        assert len(result.parts) == len(originals)
+        whole = sum(len(p.encode()) for p in originals)
+        assert result.delivered_bytes <= whole  # no response grows
+        if threshold is not None:
+            assert result.delivered_bytes <= threshold
+        if result.capped_by is None:
+            assert list(result.parts) == originals
+        for part, original in zip(result.parts, originals, strict=True):
+            if part != original:
+                assert "[toolcap:" in part or part == ""
+
+
+@PROPERTY
+@given(batch=batches, ceiling=limits)
+def test_finalize_is_deterministic_and_idempotent(
+    batch: list[ToolResponse], ceiling: int | None
+) -> None:
+    policy = Policy(Config(batch_ceiling=ceiling), sink=None, notices=False)
+    first = policy.finalize(batch)
+    assert policy.finalize(batch) == first
+    again = policy.finalize([result.as_response() for result in first])
+    assert [r.parts for r in again] == [r.parts for r in first]
+    assert all(r.capped_by is None for r in again)
