@@ -1,0 +1,227 @@
+"""The artifact store on any fsspec URL (``s3://bucket/prefix``, ``gs://…``, …).
+
+Needs the extra ``toolcap[s3]`` (fsspec, s3fs). Connection settings come only
+from fsspec's and the backend's own configuration (``FSSPEC_S3_ENDPOINT_URL``,
+``AWS_ENDPOINT_URL``, ``AWS_*`` credentials and region, fsspec's config file),
+so every backend works with no toolcap-specific option. Layout under the prefix
+is that of the local store: ``ab/<32 hex>`` and ``ab/<32 hex>.json``.
+
+Object stores make an upload visible only once complete, so bytes are uploaded
+straight to their final key; on other file systems they go to ``.tmp/`` first
+and are moved into place. Reads are range requests (``cat_file`` with start and
+end), never a download of the whole object. A read is recorded in the metadata
+object at most once a minute, which is ample against a one-hour eviction grace.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import re
+import tempfile
+import uuid
+from collections.abc import Callable
+from datetime import datetime
+from typing import IO, Any
+
+from toolcap._errors import StoreError
+from toolcap.store._base import ArtifactStore, Clock
+from toolcap.store._limits import Limits
+from toolcap.store._refs import ArtifactInfo
+
+__all__ = ["FsspecStore"]
+
+_ID = re.compile(r"[0-9a-f]{32}")
+# Back ends whose uploads become visible atomically, at completion.
+_ATOMIC = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "memory"})
+
+
+def _mtime(info: dict[str, Any]) -> float:
+    for key in ("LastModified", "mtime", "updated", "last_modified", "created"):
+        value = info.get(key)
+        if isinstance(value, datetime):
+            return value.timestamp()
+        if isinstance(value, (int, float)):
+            return float(value)
+    return 0.0
+
+
+class FsspecStore(ArtifactStore):
+    """Artifacts under an fsspec URL; ``storage_options`` go to the file system as-is."""
+
+    touch_interval = 60.0
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        storage_options: dict[str, Any] | None = None,
+        max_artifact_size: int | str | None = Limits.DEFAULT_ARTIFACT,
+        max_total_size: int | str | None = Limits.DEFAULT_TOTAL,
+        max_age_days: float | None = Limits.DEFAULT_AGE_DAYS,
+        clock: Clock | None = None,
+    ) -> None:
+        kwargs: dict[str, Any] = {} if clock is None else {"clock": clock}
+        super().__init__(
+            max_artifact_size=max_artifact_size,
+            max_total_size=max_total_size,
+            max_age_days=max_age_days,
+            **kwargs,
+        )
+        try:
+            import fsspec.core  # type: ignore[import-untyped]
+        except ImportError:
+            raise StoreError(
+                f"the artifact store {url} needs fsspec: pip install 'toolcap[s3]'"
+            ) from None
+        try:
+            fs, path = fsspec.core.url_to_fs(url, **(storage_options or {}))
+        except ImportError as exc:
+            raise StoreError(
+                f"the artifact store {url} needs a backend: {exc} (pip install 'toolcap[s3]')"
+            ) from None
+        except ValueError as exc:
+            raise StoreError(f"bad artifact store URL {url}: {exc}") from None
+        self.fs = fs
+        self.url = url
+        self._root = str(path).rstrip("/")
+        protocols = fs.protocol if isinstance(fs.protocol, (tuple, list)) else (fs.protocol,)
+        self._atomic = any(p in _ATOMIC for p in protocols)
+        self._scheme = str(protocols[0])
+        self._sizes: dict[str, int] = {}  # content never changes, so neither does its size
+
+    def __repr__(self) -> str:
+        return f"FsspecStore({self.url!r})"
+
+    @property
+    def location(self) -> str:
+        """The store URL."""
+        return self.url
+
+    def _key(self, ident: str) -> str:
+        if not _ID.fullmatch(ident):
+            raise StoreError("refusing a malformed artifact id")
+        return f"{self._root}/{ident[:2]}/{ident}"
+
+    def _fresh(self, path: str) -> None:
+        # fsspec caches listings per instance; other processes write too.
+        self.fs.invalidate_cache(path)
+
+    # ---------------------------------------------------------------- backend
+    def _new_spool(self) -> IO[bytes]:
+        return tempfile.NamedTemporaryFile("w+b", prefix="toolcap-", suffix=".tmp", delete=False)
+
+    def _drop_spool(self, spool: IO[bytes]) -> None:
+        with contextlib.suppress(OSError):  # closing flushes, which can fail (disk full)
+            spool.close()
+        with contextlib.suppress(OSError):
+            os.unlink(spool.name)
+
+    def _write_record(self, ident: str, info: ArtifactInfo) -> None:
+        record = json.dumps(info.record(), separators=(",", ":")).encode()
+        self.fs.pipe_file(self._key(ident) + ".json", record)
+
+    def _upload(self, ident: str, source: str | bytes) -> None:
+        key = self._key(ident)
+        target = key if self._atomic else f"{self._root}/.tmp/{uuid.uuid4().hex}.tmp"
+        if isinstance(source, bytes):
+            self.fs.pipe_file(target, source)
+        else:
+            self.fs.put_file(source, target)
+        if target != key:
+            self.fs.mv(target, key)
+        self._fresh(key.rsplit("/", 1)[0])
+
+    def _publish(self, ident: str, spool: IO[bytes], info: ArtifactInfo) -> None:
+        spool.flush()
+        self._write_record(ident, info)  # the record first: visible bytes always have one
+        self._upload(ident, spool.name)
+
+    def _publish_bytes(
+        self, ident: str, data: bytes, make_info: Callable[[], ArtifactInfo]
+    ) -> None:
+        self._write_record(ident, make_info())
+        self._upload(ident, data)
+
+    def _exists(self, ident: str) -> bool:
+        key = self._key(ident)
+        self._fresh(key.rsplit("/", 1)[0])
+        return bool(self.fs.isfile(key))
+
+    def _match(self, prefix: str) -> list[str]:
+        folder = f"{self._root}/{prefix[:2]}"
+        self._fresh(folder)
+        try:
+            names = [p.rsplit("/", 1)[-1] for p in self.fs.ls(folder, detail=False)]
+        except FileNotFoundError:
+            return []
+        return [n for n in names if _ID.fullmatch(n) and n.startswith(prefix)]
+
+    def _listing(self) -> dict[str, dict[str, Any]]:
+        self._fresh(self._root)
+        try:
+            found = self.fs.find(self._root, detail=True)
+        except FileNotFoundError:
+            return {}
+        return dict(found) if isinstance(found, dict) else {}
+
+    def _scan(self) -> list[tuple[str, int, float]]:
+        out = []
+        for path, info in self._listing().items():
+            name = path.rsplit("/", 1)[-1]
+            if _ID.fullmatch(name) and info.get("type", "file") == "file":
+                out.append((name, int(info.get("size") or 0), _mtime(info)))
+        return out
+
+    def _load_info(self, ident: str) -> ArtifactInfo:
+        raw = self.fs.cat_file(self._key(ident) + ".json")
+        try:
+            record = json.loads(raw)
+        except ValueError:
+            raise StoreError(f"damaged metadata for artifact {ident}") from None
+        info = ArtifactInfo.from_record(record, location=f"{self._scheme}://{self._key(ident)}")
+        self._sizes[ident] = info.bytes
+        return info
+
+    def _read(self, ident: str, start: int, end: int) -> bytes:
+        size = self._sizes.get(ident)
+        if size is None:
+            size = self._load_info(ident).bytes
+        end = min(end, size)
+        if start >= end:
+            return b""
+        data: bytes = self.fs.cat_file(self._key(ident), start=start, end=end)
+        return data
+
+    def _touch(self, ident: str, when: float) -> None:
+        info = self._load_info(ident)
+        self._write_record(ident, dataclasses.replace(info, last_read=when))
+
+    def _remove(self, ident: str) -> None:
+        key = self._key(ident)
+        self.fs.rm_file(key)
+        with contextlib.suppress(FileNotFoundError):
+            self.fs.rm_file(key + ".json")
+        self._sizes.pop(ident, None)
+        self._fresh(key.rsplit("/", 1)[0])
+
+    def _clean_temporaries(self, older_than: float, dry_run: bool) -> int:
+        listing = self._listing()
+        stale = []
+        for path, info in listing.items():
+            name = path.rsplit("/", 1)[-1]
+            orphan = (
+                name.endswith(".json")
+                and _ID.fullmatch(name[:-5]) is not None
+                and path[:-5] not in listing
+            )
+            spool = path.startswith(f"{self._root}/.tmp/")
+            if (orphan or spool) and _mtime(info) < older_than:
+                stale.append(path)
+        if not dry_run:
+            for path in stale:
+                with contextlib.suppress(FileNotFoundError):
+                    self.fs.rm_file(path)
+        return len(stale)

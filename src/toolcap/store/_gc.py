@@ -1,0 +1,76 @@
+"""Eviction: the age limit, then the total-size limit, least recently read first.
+
+Nothing read or written within :data:`GRACE_SECONDS` is ever evicted, and the
+last use is read again right before each deletion so that a concurrent read or
+re-put of the same content wins over the eviction.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING
+
+from toolcap._errors import StoreError
+from toolcap.store._limits import GRACE_SECONDS
+from toolcap.store._refs import PREFIX, GcReport
+
+if TYPE_CHECKING:
+    from toolcap.store._base import ArtifactStore
+
+__all__ = ["evict"]
+
+
+def evict(
+    store: ArtifactStore,
+    report: GcReport,
+    entries: list[tuple[str, int, float]],
+    *,
+    by_age: bool,
+) -> None:
+    """Evict from ``entries`` (id, bytes, mtime) what the limits require; fill ``report``."""
+    now = store.clock()
+    live: list[tuple[float, str, int]] = []
+    for ident, size, mtime in entries:
+        info = store._info_or_none(ident, mtime)
+        last = info.last_read if info is not None else mtime
+        live.append((last, ident, info.bytes if info is not None else size))
+    report.total_before = total = sum(size for _, _, size in live)
+    live.sort()
+    keep: list[tuple[float, str, int]] = []
+    age = store.limits.max_age_days
+    for last, ident, size in live:
+        expired = by_age and age is not None and now - last > age * 86400
+        if expired and _evictable(store, ident, now):
+            _evict_one(store, report, ident, size, "age")
+            total -= size
+        else:
+            keep.append((last, ident, size))
+    cap = store.limits.max_total_size
+    for last, ident, size in keep:
+        if cap is None or total <= cap or now - last < GRACE_SECONDS:
+            break  # sorted by last use: everything after is newer still
+        if not _evictable(store, ident, now):
+            continue  # used since the scan
+        _evict_one(store, report, ident, size, "size")
+        total -= size
+    report.total_after = total
+    report.kept = len(live) - len(report.evicted)
+    report.over_limit = cap is not None and total > cap
+
+
+def _evictable(store: ArtifactStore, ident: str, now: float) -> bool:
+    try:
+        return now - store._load_info(ident).last_read >= GRACE_SECONDS
+    except (StoreError, OSError):
+        pass
+    try:  # gone already: nothing to evict; bytes without a readable record: evictable
+        return store._exists(ident)
+    except (StoreError, OSError):
+        return False
+
+
+def _evict_one(store: ArtifactStore, report: GcReport, ident: str, size: int, why: str) -> None:
+    if not report.dry_run:
+        with contextlib.suppress(FileNotFoundError):  # another process was first
+            store._remove(ident)
+    report.evicted.append((PREFIX + ident, size, why))

@@ -1,0 +1,282 @@
+"""The local-directory artifact store, the embedded default.
+
+Layout under the root (directories 0700, files 0600, since tool output holds
+secrets)::
+
+    <root>/ab/ab12…(32 hex)        the stored bytes: a plain file any tool can open
+    <root>/ab/ab12….json           its metadata record (never any content)
+    <root>/.tmp/.xyz.tmp           writes in progress
+
+A write goes to ``.tmp`` (same file system), is flushed to disk, then
+hard-linked into place: the link is atomic and fails if the name exists, so the
+first writer of a content wins, a second one writes nothing visible, and a
+writer killed at any point leaves no partial artifact under a real name. The
+record is linked before the bytes, so a visible artifact always has one. The
+data file's modification time is the artifact's last use.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import errno
+import json
+import os
+import re
+import stat
+import tempfile
+from pathlib import Path
+from typing import IO, Any
+
+from toolcap._errors import StoreError
+from toolcap.store._base import ArtifactStore, Clock
+from toolcap.store._limits import Limits
+from toolcap.store._refs import ArtifactInfo
+
+__all__ = ["LocalStore", "default_root"]
+
+_ID = re.compile(r"[0-9a-f]{32}")
+_FANOUT = re.compile(r"[0-9a-f]{2}")
+_NOFOLLOW = os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+# The data of a new file is all that must reach the disk: fdatasync, where there is one.
+_datasync = getattr(os, "fdatasync", os.fsync)
+
+
+def default_root() -> Path:
+    """``<user cache dir>/toolcap/artifacts`` as the platform defines the cache dir."""
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("toolcap", appauthor=False)) / "artifacts"
+
+
+class LocalStore(ArtifactStore):
+    """Artifacts as plain files in a directory (default: :func:`default_root`).
+
+    ``fsync`` (default on) flushes each artifact to the disk before it becomes
+    visible, so that not even a power loss can expose a torn file under a
+    content hash.
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str] | None = None,
+        *,
+        fsync: bool = True,
+        max_artifact_size: int | str | None = Limits.DEFAULT_ARTIFACT,
+        max_total_size: int | str | None = Limits.DEFAULT_TOTAL,
+        max_age_days: float | None = Limits.DEFAULT_AGE_DAYS,
+        clock: Clock | None = None,
+    ) -> None:
+        kwargs: dict[str, Any] = {} if clock is None else {"clock": clock}
+        super().__init__(
+            max_artifact_size=max_artifact_size,
+            max_total_size=max_total_size,
+            max_age_days=max_age_days,
+            **kwargs,
+        )
+        path = default_root() if root is None else Path(os.fsdecode(root)).expanduser()
+        self.root = path.absolute()
+        self.fsync = fsync
+        self._ready: set[Path] = set()  # directories known to exist and be ours
+
+    def __repr__(self) -> str:
+        return f"LocalStore({str(self.root)!r})"
+
+    @property
+    def location(self) -> str:
+        """The store directory."""
+        return str(self.root)
+
+    def path_of(self, ref: str) -> Path:
+        """The plain file holding an artifact's bytes (resolves a prefix)."""
+        return self._data(self._ident(ref))
+
+    # ------------------------------------------------------------ directories
+    def _mkdir(self, path: Path, *, remember: bool = True) -> None:
+        if path in self._ready:
+            return
+        try:
+            path.mkdir(mode=0o700, parents=path == self.root)
+        except FileExistsError:
+            self._check_dir(path)
+        else:
+            os.chmod(path, 0o700)  # mkdir's mode is filtered through the umask
+        if remember:
+            self._ready.add(path)
+
+    def _check_dir(self, path: Path) -> None:
+        st = os.lstat(path)
+        if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+            raise StoreError(f"refusing {path}: not a plain directory (a symlink?)")
+
+    def _tmpdir(self) -> Path:
+        tmp = self.root / ".tmp"
+        if tmp not in self._ready and not self.root.is_dir():
+            self._mkdir(self.root)
+        self._mkdir(tmp)
+        return tmp
+
+    def _data(self, ident: str, *, create: bool = False) -> Path:
+        if not _ID.fullmatch(ident):  # defence in depth: only parse_ref output gets here
+            raise StoreError("refusing a malformed artifact id")
+        fan = self.root / ident[:2]
+        if create:  # checked every time: this is the directory a link goes through
+            self._mkdir(fan, remember=False)
+        return fan / ident
+
+    def _checked(self, ident: str) -> Path:
+        """The data path, refusing a planted symlink or anything but a regular file."""
+        path = self._data(ident)
+        self._check_dir(path.parent)
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise StoreError(f"refusing {path}: not a regular file (a symlink?)")
+        return path
+
+    # ---------------------------------------------------------------- backend
+    def _new_spool(self) -> IO[bytes]:
+        try:
+            return tempfile.NamedTemporaryFile(  # mkstemp: O_EXCL, mode 0600
+                "w+b", dir=self._tmpdir(), prefix=".", suffix=".tmp", delete=False
+            )
+        except FileNotFoundError:
+            self._ready.clear()  # the directory was removed behind our back: make it again
+            return tempfile.NamedTemporaryFile(
+                "w+b", dir=self._tmpdir(), prefix=".", suffix=".tmp", delete=False
+            )
+
+    def _drop_spool(self, spool: IO[bytes]) -> None:
+        with contextlib.suppress(OSError):  # closing flushes, which can fail (disk full)
+            spool.close()
+        with contextlib.suppress(OSError):
+            os.unlink(spool.name)
+
+    def _link(self, source: str, target: Path) -> bool:
+        """Link ``source`` to ``target`` unless it exists; whether this call created it."""
+        try:
+            os.link(source, target, follow_symlinks=False)
+            return True
+        except FileExistsError:
+            if not target.name.endswith(".json"):
+                self._checked(target.name)  # an existing artifact, not a planted link
+            return False
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK):
+                raise
+        # A file system without hard links: rename is still atomic, it only
+        # cannot refuse to replace, and the replacement has the same content.
+        if os.path.lexists(target):
+            return False
+        os.replace(source, target)
+        return True
+
+    def _publish(self, ident: str, spool: IO[bytes], info: ArtifactInfo) -> None:
+        spool.flush()
+        if self.fsync:
+            _datasync(spool.fileno())
+        data = self._data(ident, create=True)
+        record = json.dumps(info.record(), separators=(",", ":")).encode()
+        meta = self._new_spool()
+        try:
+            meta.write(record)
+            meta.flush()
+            if self.fsync:
+                _datasync(meta.fileno())
+            self._link(meta.name, data.with_name(ident + ".json"))
+        finally:
+            self._drop_spool(meta)
+        if self._link(spool.name, data):
+            os.utime(data, (info.created, info.created), follow_symlinks=False)
+        else:
+            self._touch(ident, info.created)
+
+    def _exists(self, ident: str) -> bool:
+        try:
+            self._checked(ident)
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+        return True
+
+    def _match(self, prefix: str) -> list[str]:
+        fan = self.root / prefix[:2]
+        try:
+            self._check_dir(fan)
+            names = os.listdir(fan)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        return [n for n in names if _ID.fullmatch(n) and n.startswith(prefix)]
+
+    def _scan(self) -> list[tuple[str, int, float]]:
+        found: list[tuple[str, int, float]] = []
+        try:
+            fans = [e for e in os.scandir(self.root) if _FANOUT.fullmatch(e.name)]
+        except (FileNotFoundError, NotADirectoryError):
+            return found
+        for fan in fans:
+            if not fan.is_dir(follow_symlinks=False):
+                continue
+            for entry in os.scandir(fan.path):
+                if _ID.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
+                    try:
+                        st = entry.stat(follow_symlinks=False)
+                    except FileNotFoundError:
+                        continue
+                    found.append((entry.name, st.st_size, st.st_mtime))
+        return found
+
+    def _load_info(self, ident: str) -> ArtifactInfo:
+        path = self._checked(ident)
+        fd = os.open(path.with_name(ident + ".json"), os.O_RDONLY | _NOFOLLOW)
+        with os.fdopen(fd, "rb") as handle:
+            raw = handle.read(1 << 16)
+        try:
+            record = json.loads(raw)
+        except ValueError:
+            raise StoreError(f"damaged metadata for {path}") from None
+        info = ArtifactInfo.from_record(record, location=str(path))
+        return dataclasses.replace(info, last_read=os.lstat(path).st_mtime)
+
+    def _read(self, ident: str, start: int, end: int) -> bytes:
+        fd = os.open(self._checked(ident), os.O_RDONLY | _NOFOLLOW)
+        try:
+            return os.pread(fd, max(0, end - start), start)
+        finally:
+            os.close(fd)
+
+    def _touch(self, ident: str, when: float) -> None:
+        os.utime(self._checked(ident), (when, when), follow_symlinks=False)
+
+    def _remove(self, ident: str) -> None:
+        path = self._checked(ident)
+        os.unlink(path)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path.with_name(ident + ".json"))
+
+    def _clean_temporaries(self, older_than: float, dry_run: bool) -> int:
+        stale: list[str] = []
+        try:
+            tmp = list(os.scandir(self.root / ".tmp"))
+        except (FileNotFoundError, NotADirectoryError):
+            tmp = []
+        stale += [e.path for e in tmp if e.stat(follow_symlinks=False).st_mtime < older_than]
+        try:
+            fans = [e for e in os.scandir(self.root) if _FANOUT.fullmatch(e.name)]
+        except (FileNotFoundError, NotADirectoryError):
+            fans = []
+        for fan in fans:
+            if not fan.is_dir(follow_symlinks=False):
+                continue
+            for entry in os.scandir(fan.path):
+                name = entry.name
+                if (
+                    name.endswith(".json")
+                    and _ID.fullmatch(name[:-5])
+                    and not os.path.lexists(os.path.join(fan.path, name[:-5]))
+                    and entry.stat(follow_symlinks=False).st_mtime < older_than
+                ):
+                    stale.append(entry.path)  # a record whose bytes never arrived
+        if not dry_run:
+            for path in stale:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(path)
+        return len(stale)

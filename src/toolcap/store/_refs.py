@@ -1,0 +1,182 @@
+"""Artifact references: parsing, validation and the records kept per artifact.
+
+A reference is ``toolcap:`` followed by the first 32 lowercase hex digits of the
+SHA-256 of the stored original. Anything that resolves one must accept a prefix
+of at least 16 hex digits (with or without ``toolcap:``) and refuse everything
+else before it comes anywhere near a path or a URL.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from toolcap._errors import StoreError
+
+__all__ = [
+    "ID_LENGTH",
+    "MIN_PREFIX",
+    "PREFIX",
+    "ArtifactInfo",
+    "ArtifactNotFoundError",
+    "GcReport",
+    "GrepMatch",
+    "GrepResult",
+    "InvalidReferenceError",
+    "format_ref",
+    "parse_ref",
+]
+
+PREFIX = "toolcap:"
+ID_LENGTH = 32  # hex digits of the SHA-256 that name an artifact (128 bits)
+MIN_PREFIX = 16
+_HEX = re.compile(r"[0-9a-f]{16,64}")
+
+
+class InvalidReferenceError(StoreError):
+    """A reference that is not well-formed; it is refused without touching the store."""
+
+
+class ArtifactNotFoundError(StoreError):
+    """A well-formed reference that names no artifact in this store (or several)."""
+
+
+def format_ref(digest_hex: str) -> str:
+    """Return the reference for a full SHA-256 hex digest."""
+    return PREFIX + digest_hex[:ID_LENGTH]
+
+
+def parse_ref(ref: str) -> str:
+    """Return the lowercase hex of ``ref`` (16 to 64 digits), or raise.
+
+    Accepts ``toolcap:<hex>`` and bare ``<hex>``; hex is matched case-insensitively
+    so that a reference survives a copy that changed its case. Anything else
+    (path separators, dots, whitespace, too short or too long) raises
+    :class:`InvalidReferenceError` and is never used to build a path.
+    """
+    if not isinstance(ref, str):
+        kind = type(ref).__name__
+        raise InvalidReferenceError(f"artifact reference must be a string, not {kind}")
+    body = ref[len(PREFIX) :] if ref.startswith(PREFIX) else ref
+    hexpart = body.lower()
+    # fullmatch on an explicit character class: no path, no newline, no unicode digit.
+    if not _HEX.fullmatch(hexpart) or not hexpart.isascii():
+        shown = ref if len(ref) <= 80 else ref[:77] + "..."
+        raise InvalidReferenceError(
+            f"not an artifact reference: {shown!r} "
+            f"(expected {PREFIX} followed by {MIN_PREFIX} to 64 hex digits)"
+        )
+    return hexpart
+
+
+@dataclass(frozen=True)
+class ArtifactInfo:
+    """The metadata record kept per artifact. It never holds any of the content.
+
+    ``bytes`` is what is stored; ``original_bytes`` what was put. They differ only
+    when the original was over the store's largest-artifact limit: then
+    ``partial`` is true and the stored object is the first ``head_bytes`` of the
+    original followed by its last ``bytes - head_bytes`` bytes, and every read
+    addresses that stored object. ``lines`` counts the lines of the original.
+    Times are seconds since the epoch. ``location`` is the plain file path (local
+    store) or URL (fsspec store) of the stored bytes.
+    """
+
+    ref: str
+    sha256: str
+    bytes: int
+    original_bytes: int
+    lines: int
+    created: float
+    last_read: float
+    tool: str | None = None
+    partial: bool = False
+    head_bytes: int | None = None
+    location: str | None = None
+
+    @property
+    def id(self) -> str:
+        """The hex digits of the reference."""
+        return self.ref[len(PREFIX) :]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field."""
+        return asdict(self)
+
+    def record(self) -> dict[str, Any]:
+        """The persisted form: every field except the derived location."""
+        data = asdict(self)
+        del data["location"]
+        return data
+
+    @classmethod
+    def from_record(cls, data: dict[str, Any], *, location: str | None = None) -> ArtifactInfo:
+        """Rebuild from :meth:`record` output; raises StoreError when it is damaged."""
+        try:
+            info = cls(
+                ref=str(data["ref"]),
+                sha256=str(data["sha256"]),
+                bytes=int(data["bytes"]),
+                original_bytes=int(data["original_bytes"]),
+                lines=int(data["lines"]),
+                created=float(data["created"]),
+                last_read=float(data["last_read"]),
+                tool=None if data.get("tool") is None else str(data["tool"]),
+                partial=bool(data.get("partial", False)),
+                head_bytes=None if data.get("head_bytes") is None else int(data["head_bytes"]),
+                location=location,
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise StoreError(f"damaged artifact metadata ({exc.__class__.__name__})") from None
+        parse_ref(info.ref)
+        return info
+
+
+@dataclass(frozen=True)
+class GrepMatch:
+    """One matching line with its context; line numbers are 1-based."""
+
+    line: int
+    text: str
+    before: tuple[tuple[int, str], ...] = ()
+    after: tuple[tuple[int, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class GrepResult:
+    """Matches in line order; ``truncated`` when more matches exist than were returned."""
+
+    matches: tuple[GrepMatch, ...]
+    truncated: bool
+
+
+@dataclass
+class GcReport:
+    """What a garbage collection removed (or, with ``dry_run``, would remove)."""
+
+    dry_run: bool
+    evicted: list[tuple[str, int, str]] = field(default_factory=list)  # (ref, bytes, reason)
+    kept: int = 0
+    total_before: int = 0
+    total_after: int = 0
+    stale_temporaries: int = 0
+    over_limit: bool = False  # still over max_total_size: the grace period protected the rest
+
+    @property
+    def freed(self) -> int:
+        """Bytes of artifacts evicted."""
+        return sum(size for _, size, _ in self.evicted)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of the report."""
+        return {
+            "dry_run": self.dry_run,
+            "evicted": [{"ref": r, "bytes": b, "reason": why} for r, b, why in self.evicted],
+            "kept": self.kept,
+            "freed": self.freed,
+            "total_before": self.total_before,
+            "total_after": self.total_after,
+            "stale_temporaries": self.stale_temporaries,
+            "over_limit": self.over_limit,
+        }

@@ -1,0 +1,216 @@
+"""Streaming writes: hash as the bytes arrive, keep at most the largest-artifact limit.
+
+Below the limit every chunk goes to one spool. Past it, the spool keeps the
+head and a second spool is used as a ring buffer holding the last bytes seen,
+so a stream of any length costs the limit in disk space and one chunk in
+memory. ``commit`` assembles exactly what a one-shot ``put`` of the whole
+stream would store, under the same reference.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from types import TracebackType
+from typing import IO, TYPE_CHECKING
+
+from toolcap._errors import StoreError
+from toolcap.store._limits import SNAP_WINDOW, snap_head, snap_tail
+from toolcap.store._refs import ID_LENGTH, ArtifactInfo, format_ref
+
+if TYPE_CHECKING:
+    from toolcap.store._base import ArtifactStore
+
+__all__ = ["ArtifactWriter"]
+
+_COPY = 1 << 20
+
+
+class ArtifactWriter:
+    """Write an artifact in chunks: ``write()`` any number of times, then ``commit()``.
+
+    As a context manager it commits on a clean exit and aborts on an exception.
+    A writer that is neither committed nor aborted (a killed process) leaves
+    only a hidden temporary that :meth:`ArtifactStore.gc` removes later.
+    """
+
+    def __init__(self, store: ArtifactStore, *, tool: str | None = None) -> None:
+        self._store = store
+        self._tool = tool
+        self._limit = store.limits.max_artifact_size
+        self._hash = hashlib.sha256()
+        self._total = 0
+        self._newlines = 0
+        self._last = b""
+        self._ring: IO[bytes] | None = None
+        self._ring_count = 0  # bytes ever written into the ring
+        self._ref: str | None = None
+        self._closed = False
+        self._spool = store._guarded_spool()
+
+    @property
+    def ref(self) -> str | None:
+        """The reference, once committed."""
+        return self._ref
+
+    @property
+    def bytes_written(self) -> int:
+        """Bytes received so far (the size of the original)."""
+        return self._total
+
+    def write(self, chunk: bytes | bytearray | memoryview) -> None:
+        """Append ``chunk`` to the artifact. Raises StoreError if the store fails."""
+        if self._closed:
+            raise StoreError("artifact writer is already closed")
+        data = chunk if isinstance(chunk, bytes) else bytes(chunk)
+        if not data:
+            return
+        view = memoryview(data)
+        self._hash.update(data)
+        self._total += len(data)
+        self._newlines += data.count(b"\n")
+        self._last = data[-1:]
+        try:
+            if self._limit is None or (self._ring is None and self._total <= self._limit):
+                self._spool.write(view)
+                return
+            if self._ring is None:
+                # This chunk crosses the limit: the part of it still in the head goes
+                # to the spool, and what follows the head moves on to the ring.
+                already = self._total - len(data)
+                head, _ = self._store.limits.split()
+                if already < head:
+                    self._spool.write(view[: head - already])
+                    view = view[head - already :]
+                self._start_ring()
+            self._ring_write(view)
+        except OSError as exc:
+            self.abort()
+            where = self._store.location
+            raise StoreError(f"artifact store {where}: {exc.strerror or exc}") from exc
+
+    def _start_ring(self) -> None:
+        # First overflow: the spool keeps the head, what followed it moves to the ring.
+        head, _ = self._store.limits.split()
+        self._ring = self._store._new_spool()
+        spool = self._spool
+        spool.flush()
+        end = spool.seek(0, 2)
+        pos = head
+        while pos < end:
+            spool.seek(pos)
+            block = spool.read(min(_COPY, end - pos))
+            self._ring_write(memoryview(block))
+            pos += len(block)
+        spool.truncate(head)
+        spool.seek(head)
+
+    def _ring_write(self, view: memoryview) -> None:
+        assert self._ring is not None
+        _, size = self._store.limits.split()
+        if len(view) > size:
+            self._ring_count += len(view) - size
+            view = view[len(view) - size :]
+        pos = self._ring_count % size
+        first = min(len(view), size - pos)
+        self._ring.seek(pos)
+        self._ring.write(view[:first])
+        if first < len(view):
+            self._ring.seek(0)
+            self._ring.write(view[first:])
+        self._ring_count += len(view)
+
+    def _assemble(self) -> int | None:
+        """Turn head spool + ring into head + tail in the spool; the head length, if cut."""
+        if self._ring is None:
+            return None
+        head_budget, size = self._store.limits.split()
+        spool, ring = self._spool, self._ring
+        spool.seek(max(0, head_budget - SNAP_WINDOW))
+        window_start = spool.tell()
+        window = spool.read(head_budget - window_start)
+        head = window_start + snap_head(window, len(window))
+        spool.truncate(head)
+        spool.seek(head)
+        start = self._ring_count % size  # the ring is full: the oldest byte is here
+        pieces = [(start, size), (0, start)]
+        ring.seek(start)
+        first = ring.read(min(SNAP_WINDOW, size - start))
+        if len(first) < SNAP_WINDOW:
+            ring.seek(0)
+            first += ring.read(SNAP_WINDOW - len(first))
+        skip = snap_tail(first)
+        for lo, hi in pieces:
+            pos = lo
+            while pos < hi:
+                ring.seek(pos)
+                block = ring.read(min(_COPY, hi - pos))
+                if not block:
+                    raise OSError("artifact spool shrank while it was being written")
+                pos += len(block)
+                if skip:
+                    dropped = min(skip, len(block))
+                    block, skip = block[dropped:], skip - dropped
+                spool.write(block)
+        return head
+
+    def commit(self) -> str:
+        """Store what was written and return its reference (same as ``put`` would)."""
+        if self._ref is not None:
+            return self._ref
+        if self._closed:
+            raise StoreError("artifact writer was aborted")
+        try:
+            head = self._assemble()
+            self._spool.flush()
+            stored = self._spool.seek(0, 2)
+        except OSError as exc:
+            self.abort()
+            where = self._store.location
+            raise StoreError(f"artifact store {where}: {exc.strerror or exc}") from exc
+        digest = self._hash.hexdigest()
+        now = self._store.clock()
+        info = ArtifactInfo(
+            ref=format_ref(digest),
+            sha256=digest,
+            bytes=stored,
+            original_bytes=self._total,
+            lines=self._newlines + (1 if self._total and self._last != b"\n" else 0),
+            created=now,
+            last_read=now,
+            tool=self._tool,
+            partial=head is not None,
+            head_bytes=head,
+        )
+        try:
+            self._store._commit_spool(digest[:ID_LENGTH], self._spool, info)
+        finally:
+            self._release()
+        self._ref = info.ref
+        return info.ref
+
+    def abort(self) -> None:
+        """Discard everything written; idempotent."""
+        self._release()
+
+    def _release(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._store._drop_spool(self._spool)
+        if self._ring is not None:
+            self._store._drop_spool(self._ring)
+
+    def __enter__(self) -> ArtifactWriter:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc_type is None and not self._closed:
+            self.commit()
+        else:
+            self.abort()
+

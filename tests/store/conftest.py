@@ -1,0 +1,85 @@
+"""Fixtures for the artifact store tests: stores of every kind, a movable clock, the CLI."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import pytest
+
+from toolcap.store import ArtifactStore, LocalStore, MemoryStore
+
+HOUR = 3600.0
+DAY = 86400.0
+TOOLCAP = str(Path(sys.executable).with_name("toolcap"))
+
+
+class FakeClock:
+    """Seconds since the epoch that only move when a test says so."""
+
+    def __init__(self, start: float = 1_800_000_000.0) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture(params=["memory", "local", "fsspec"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ArtifactStore]:
+    """Each store kind, unlimited in total size so that nothing is evicted behind a test."""
+    kind = request.param
+    options: dict[str, object] = {"max_total_size": None}
+    if kind == "memory":
+        yield MemoryStore(**options)  # type: ignore[arg-type]
+    elif kind == "local":
+        yield LocalStore(tmp_path / "artifacts", **options)  # type: ignore[arg-type]
+    else:
+        pytest.importorskip("fsspec")
+        from toolcap.store import FsspecStore
+
+        url = f"memory://toolcap-tests/{uuid.uuid4().hex}"
+        made = FsspecStore(url, **options)  # type: ignore[arg-type]
+        yield made
+        with contextlib.suppress(FileNotFoundError):
+            made.fs.rm(made.url.removeprefix("memory://"), recursive=True)
+
+
+class Toolcap:
+    """Runs the installed ``toolcap`` command in a child process."""
+
+    def __call__(
+        self, *args: str, env: Mapping[str, str] | None = None, input: bytes | None = None
+    ) -> subprocess.CompletedProcess[bytes]:
+        full_env = {**os.environ, **(env or {})}
+        return subprocess.run(
+            [TOOLCAP, *args], env=full_env, input=input, capture_output=True, timeout=120,
+            check=False,
+        )
+
+
+@pytest.fixture
+def toolcap() -> Toolcap:
+    return Toolcap()
+
+
+def _visible(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.is_file() and ".tmp" not in p.parts)
+
+
+@pytest.fixture
+def visible_files() -> object:
+    """``visible_files(root)``: every file under root outside the temporaries directory."""
+    return _visible

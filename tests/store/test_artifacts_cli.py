@@ -1,0 +1,170 @@
+"""``toolcap artifacts``: the command-line way back into the store, run as a real command."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolcap.store import LocalStore
+
+TEXT = "".join(f"line {n}{' ERROR' if n in (5, 6, 20) else ''}\n" for n in range(1, 31))
+
+
+@pytest.fixture
+def stored(tmp_path: Path) -> tuple[Path, str]:
+    root = tmp_path / "artifacts"
+    ref = LocalStore(root).put(TEXT, tool="Grep")
+    return root, ref
+
+
+def test_ls_prints_one_reference_per_line_newest_first(
+    tmp_path: Path, toolcap: Any
+) -> None:
+    times = iter([1000.0, 2000.0])
+    store = LocalStore(tmp_path / "a", clock=lambda: next(times))
+    old, new = store.put(b"old"), store.put(b"new", tool="Read")
+    done = toolcap("artifacts", "ls", "--artifacts", str(tmp_path / "a"))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.decode().splitlines()
+    assert [line.split("\t")[0] for line in lines] == [new, old]
+    assert lines[0].split("\t")[1:] == ["3 B", "1970-01-01T00:33:20Z", "Read"]
+    as_json = toolcap("artifacts", "ls", "--json", "--artifacts", str(tmp_path / "a"))
+    records = json.loads(as_json.stdout)
+    assert [r["ref"] for r in records] == [new, old]
+    assert records[0]["bytes"] == 3 and records[0]["tool"] == "Read"
+
+
+def test_the_store_comes_from_the_environment_or_the_config_file(
+    stored: tuple[Path, str], tmp_path: Path, toolcap: Any
+) -> None:
+    root, ref = stored
+    by_env = toolcap("artifacts", "ls", env={"TOOLCAP_ARTIFACTS": str(root)})
+    assert by_env.stdout.decode().startswith(ref)
+    config = tmp_path / "toolcap.toml"
+    config.write_text(f'artifacts = "{root}"\n')
+    by_config = toolcap("artifacts", "ls", "--config", str(config),
+                        env={"TOOLCAP_ARTIFACTS": ""})
+    assert by_config.stdout.decode().startswith(ref)
+
+
+def test_show_prints_the_metadata_record(stored: tuple[Path, str], toolcap: Any) -> None:
+    root, ref = stored
+    done = toolcap("artifacts", "show", ref[:24], "--artifacts", str(root))
+    out = done.stdout.decode()
+    assert done.returncode == 0
+    assert f"reference:  {ref}" in out
+    assert "tool:       Grep" in out
+    assert "lines:      30" in out
+    assert f"location:   {root / ref[8:10] / ref[8:]}" in out
+    record = json.loads(toolcap("artifacts", "show", ref, "--json", "--artifacts",
+                                str(root)).stdout)
+    assert record["lines"] == 30 and record["partial"] is False
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        ([], TEXT.encode()),
+        (["--offset", "7", "--length", "6"], b"line 2"),
+        (["--offset", str(len(TEXT))], b""),
+        (["--lines", "2:3"], b"line 2\nline 3\n"),
+        (["--lines", "29:"], b"line 29\nline 30\n"),
+        (["--lines", ":1"], b"line 1\n"),
+        (["--lines", "5"], b"line 5 ERROR\n"),
+    ],
+)
+def test_cat_writes_the_artifact_or_a_range_of_it(
+    stored: tuple[Path, str], toolcap: Any, options: list[str], expected: bytes
+) -> None:
+    root, ref = stored
+    done = toolcap("artifacts", "cat", ref, *options, "--artifacts", str(root))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == expected
+
+
+def test_cat_of_a_partial_artifact_says_so_on_stderr(tmp_path: Path, toolcap: Any) -> None:
+    config = tmp_path / "toolcap.toml"
+    config.write_text('[store]\nmax_artifact_size = "1KB"\n')
+    ref = LocalStore(tmp_path / "a", max_artifact_size=1024).put(b"x" * 5000)
+    done = toolcap("artifacts", "cat", ref, "--config", str(config), "--artifacts",
+                   str(tmp_path / "a"))
+    assert done.stdout == b"x" * 1024
+    assert b"keeps only the first 512 and the last 512 bytes of 5000" in done.stderr
+
+
+def test_grep_prints_numbered_matches_with_merged_context(
+    stored: tuple[Path, str], toolcap: Any
+) -> None:
+    root, ref = stored
+    done = toolcap("artifacts", "grep", ref, "ERROR", "--context", "1", "--artifacts", str(root))
+    assert done.returncode == 0
+    assert done.stdout.decode().splitlines() == [
+        "4-line 4", "5:line 5 ERROR", "6:line 6 ERROR", "7-line 7", "--",
+        "19-line 19", "20:line 20 ERROR", "21-line 21"]
+
+
+def test_grep_max_stops_early_and_says_so(stored: tuple[Path, str], toolcap: Any) -> None:
+    root, ref = stored
+    done = toolcap("artifacts", "grep", ref, "ERROR", "--max", "1", "--artifacts", str(root))
+    assert done.stdout == b"5:line 5 ERROR\n"
+    assert b"more exist" in done.stderr
+
+
+def test_grep_without_a_match_exits_1_quietly(stored: tuple[Path, str], toolcap: Any) -> None:
+    root, ref = stored
+    done = toolcap("artifacts", "grep", ref, "nowhere", "--artifacts", str(root))
+    assert (done.returncode, done.stdout, done.stderr) == (1, b"", b"")
+
+
+def test_gc_reports_and_dry_run_keeps_everything(
+    stored: tuple[Path, str], tmp_path: Path, toolcap: Any
+) -> None:
+    root, ref = stored
+    done = toolcap("artifacts", "gc", "--dry-run", "--artifacts", str(root))
+    assert done.returncode == 0
+    assert "would evict 0 artifacts" in done.stdout.decode()
+    report = json.loads(toolcap("artifacts", "gc", "--json", "--artifacts", str(root)).stdout)
+    assert report["evicted"] == [] and report["kept"] == 1
+    assert LocalStore(root).read_bytes(ref) == TEXT.encode()
+
+
+@pytest.mark.parametrize(
+    ("args", "status", "message"),
+    [
+        (["cat", "../../etc/passwd"], 2, "not an artifact reference"),
+        (["show", "toolcap:zzzzzzzzzzzzzzzzzz"], 2, "not an artifact reference"),
+        (["cat", "0" * 16], 1, "no artifact toolcap:0000000000000000"),
+        (["grep", "REF", "(unclosed"], 2, "invalid pattern"),
+        (["cat", "REF", "--lines", "a:b"], 2, "--lines"),
+        (["cat", "REF", "--lines", "0:3"], 2, "start at 1"),
+        (["cat", "REF", "--lines", "1:2", "--offset", "3"], 2, "cannot be combined"),
+        (["cat", "REF", "--offset", "-3"], 2, "negative"),
+        (["grep", "REF", "x", "--max", "0"], 2, "at least 1"),
+    ],
+)
+def test_expected_errors_are_one_line_without_a_traceback(
+    stored: tuple[Path, str], toolcap: Any, args: list[str], status: int, message: str
+) -> None:
+    root, ref = stored
+    args = [ref if a == "REF" else a for a in args]
+    done = toolcap("artifacts", *args, "--artifacts", str(root))
+    assert done.returncode == status
+    err = done.stderr.decode()
+    assert message in err
+    assert "Traceback" not in err
+    assert done.stdout == b""
+    lines = err.strip().splitlines()
+    assert message in lines[-1]
+    if not err.startswith("usage:"):  # argparse's own errors come after the usage text
+        assert len(lines) == 1
+
+
+def test_an_empty_or_missing_store_lists_nothing_and_creates_nothing(
+    tmp_path: Path, toolcap: Any
+) -> None:
+    done = toolcap("artifacts", "ls", "--artifacts", str(tmp_path / "none"))
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert not (tmp_path / "none").exists()

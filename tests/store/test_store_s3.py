@@ -1,0 +1,211 @@
+"""The fsspec store against a real S3 protocol server on loopback (moto), across processes."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import socket
+import subprocess
+import sys
+import threading
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+pytest.importorskip("s3fs")
+moto_server = pytest.importorskip("moto.server")
+
+REGION = "eu-west-1"  # not us-east-1: moto's CreateBucket needs a location constraint there
+BUCKET = "toolcap-tests"
+CREDENTIALS = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_DEFAULT_REGION": REGION,
+}
+
+
+class CountingProxy:
+    """A TCP relay on loopback that counts the bytes the server sends back."""
+
+    def __init__(self, target: tuple[str, int]) -> None:
+        self.target = target
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self._lock = threading.Lock()
+        self._served = 0
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def served(self) -> int:
+        with self._lock:
+            return self._served
+
+    def reset(self) -> None:
+        with self._lock:
+            self._served = 0
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(self.target)
+            threading.Thread(target=self._pump, args=(client, upstream, False), daemon=True).start()
+            threading.Thread(target=self._pump, args=(upstream, client, True), daemon=True).start()
+
+    def _pump(self, source: socket.socket, sink: socket.socket, count: bool) -> None:
+        try:
+            while data := source.recv(1 << 16):
+                if count:  # counted before it is relayed, so a reader never outruns the count
+                    with self._lock:
+                        self._served += len(data)
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for sock in (source, sink):
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+@pytest.fixture(scope="module")
+def s3() -> Iterator[dict[str, str]]:
+    """A moto S3 server on 127.0.0.1 (port chosen by the OS) with one bucket."""
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    endpoint = f"http://{host}:{port}"
+    import boto3  # type: ignore[import-untyped]
+
+    client = boto3.client("s3", endpoint_url=endpoint, region_name=REGION,
+                          aws_access_key_id="testing", aws_secret_access_key="testing")
+    client.create_bucket(Bucket=BUCKET,
+                         CreateBucketConfiguration={"LocationConstraint": REGION})
+    yield {"endpoint": endpoint, "host": host, "port": str(port)}
+    server.stop()
+
+
+@pytest.fixture
+def url() -> str:
+    return f"s3://{BUCKET}/{uuid.uuid4().hex}/artifacts"
+
+
+def text_of(size: int) -> str:
+    return "".join(f"{n:08d} some tool output, line after line\n" for n in range(size // 45))
+
+
+WRITER = """
+import json, sys
+from toolcap import Config, Policy, ToolResponse
+tools = {"*": {"size_threshold": "4KB"}}
+config = Config.from_mapping({"artifacts": sys.argv[1], "tools": tools})
+lines = int(sys.argv[2]) // 45
+text = "".join(f"{n:08d} some tool output, line after line\\n" for n in range(lines))
+[result] = Policy(config, notices=False).finalize([ToolResponse("Bash", text)])
+out = {"artifacts": result.artifacts, "text": result.text, "not_kept": result.not_kept}
+print(json.dumps(out))
+"""
+
+
+def env_with(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "FSSPEC_"))}
+    return {**env, **CREDENTIALS, **extra}
+
+
+def test_one_process_spills_through_finalize_another_reads_it_back_with_the_cli(
+    s3: dict[str, str], url: str, toolcap: Any
+) -> None:
+    size = 2 * 1024 * 1024
+    writer = subprocess.run(
+        [sys.executable, "-c", WRITER, url, str(size)], capture_output=True, timeout=120,
+        env=env_with(FSSPEC_S3_ENDPOINT_URL=s3["endpoint"]), check=False,
+    )
+    assert writer.returncode == 0, writer.stderr.decode()
+    result = json.loads(writer.stdout)
+    (ref,) = result["artifacts"]
+    assert ref in result["text"]  # the marker names the artifact
+    assert len(result["text"].encode()) <= 4096
+    original = text_of(size).encode()
+
+    proxy = CountingProxy((s3["host"], int(s3["port"])))
+    try:
+        reader_env = env_with(AWS_ENDPOINT_URL=proxy.url)  # botocore's own variable this time
+        whole = toolcap("artifacts", "cat", ref, "--artifacts", url, env=reader_env)
+        assert whole.returncode == 0, whole.stderr.decode()
+        assert whole.stdout == original
+        assert proxy.served >= len(original)
+
+        proxy.reset()
+        offset = len(original) // 2 + 7
+        part = toolcap("artifacts", "cat", ref[:24], "--offset", str(offset), "--length", "4096",
+                       "--artifacts", url, env=reader_env)
+        assert part.returncode == 0, part.stderr.decode()
+        assert part.stdout == original[offset : offset + 4096]
+        # Only the range crossed the wire (plus headers and the small metadata record).
+        assert proxy.served < 64 * 1024 < len(original) // 10
+
+        proxy.reset()
+        lines = toolcap("artifacts", "grep", ref, "^00000003 ", "--artifacts", url,
+                        env=reader_env)
+        assert lines.stdout.decode() == "4:00000003 some tool output, line after line\n"
+    finally:
+        proxy.close()
+
+
+def test_the_s3_store_round_trips_lists_and_deletes_in_process(
+    s3: dict[str, str], url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key, value in env_with(AWS_ENDPOINT_URL=s3["endpoint"]).items():
+        if key.startswith("AWS_"):
+            monkeypatch.setenv(key, value)
+    from toolcap.store import FsspecStore, open_store
+
+    store = open_store(url)
+    assert isinstance(store, FsspecStore)
+    data = b"\x00\xffnot utf-8\n" * 1000
+    ref = store.put(data, tool="Read")
+    assert store.put(data) == ref
+    assert store.read_bytes(ref) == data
+    assert store.read_bytes(ref, len(data) - 3, 10) == data[-3:]
+    assert store.read_bytes(ref, len(data), 10) == b""
+    writer = store.open_writer(tool="cap")
+    for _ in range(10):
+        writer.write(b"streamed\n")
+    streamed = writer.commit()
+    assert store.read_lines(streamed, 10) == ["streamed"]
+    assert {info.ref for info in store.list()} == {ref, streamed}
+    assert store.stat(ref).location == f"s3://{url[5:]}/{ref[8:10]}/{ref[8:]}"
+    store.delete(ref)
+    assert [info.ref for info in store.list()] == [streamed]
+
+
+def test_an_unreachable_s3_endpoint_raises_store_error(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    closed = socket.create_server(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()
+    for key, value in CREDENTIALS.items():
+        monkeypatch.setenv(key, value)
+    from toolcap import StoreError
+    from toolcap.store import FsspecStore
+
+    store = FsspecStore(url, storage_options={
+        "endpoint_url": f"http://127.0.0.1:{port}",
+        "config_kwargs": {"retries": {"max_attempts": 1}, "connect_timeout": 2},
+    })
+    with pytest.raises(StoreError):
+        store.put(b"nowhere to go")
