@@ -16,6 +16,7 @@ from ._finalize import FinalizedResponse, Policy, ToolResponse
 from ._json import json_size, project_json_blocks, project_json_text
 from ._marker import DEFAULT_MARKER
 from ._sizes import human_size, parse_limit, parse_size
+from .adapters._decorator import bounded
 
 __all__ = [
     "DEFAULT_MARKER",
@@ -29,6 +30,7 @@ __all__ = [
     "ToolPolicy",
     "ToolResponse",
     "__version__",
+    "bounded",
     "cap_text",
     "human_size",
     "json_size",

@@ -1,0 +1,199 @@
+"""OpenAI: Chat Completions ``messages`` and Responses API ``input`` items.
+
+One line in the agent loop, after the tool results are appended and before the
+next request::
+
+    messages = toolcap.adapters.openai.bound_chat_messages(messages)
+
+The tool results answering the latest assistant turn (``role: "tool"`` messages,
+or ``function_call_output`` items) are finalized as one batch: each tool's
+``size_threshold`` (the tool's name is found from the matching call), the batch
+ceiling, the full original kept in the artifact store, a notice per cut. The
+list given is never modified; the list returned holds the same objects except
+for the results that changed, which are copies. What it returns is what to
+record and what to send.
+
+The ``guard_*`` functions are the send-boundary guard: no I/O at all, every batch
+of the history checked, any result over its threshold bounded. They return an
+already bounded conversation unchanged (an equal list of the same objects).
+
+Plain dicts work, and so do the ``openai`` package's own types (its TypedDict
+params, ``ChatCompletionMessage`` and the Responses output items appended as
+they came); the package is never imported here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, TypeVar, cast
+
+from .._finalize import Policy
+from ._common import UNKNOWN_TOOL, Entry, Result, changes, field, resolve, with_field
+
+__all__ = [
+    "bound_chat_messages",
+    "bound_responses_input",
+    "guard_chat_messages",
+    "guard_chat_request",
+    "guard_responses_input",
+    "guard_responses_request",
+]
+
+T = TypeVar("T")
+
+
+# -- Chat Completions ------------------------------------------------------------------
+
+
+def _call_name(call: Any) -> Any:
+    # Function tool calls carry ``function.name``; custom tool calls ``custom.name``.
+    spec = field(call, "function") or field(call, "custom")
+    return field(spec, "name")
+
+
+def _chat_entries(messages: list[Any]) -> list[Entry]:
+    names: dict[Any, Any] = {}
+    entries = []
+    for index, message in enumerate(messages):
+        role = field(message, "role")
+        if role == "assistant":
+            for call in field(message, "tool_calls") or ():
+                names[field(call, "id")] = _call_name(call)
+            entries.append(Entry("turn"))
+        elif role in ("tool", "function"):  # "function": the legacy function-calling reply
+            call_id = field(message, "tool_call_id")
+            name = names.get(call_id) or field(message, "name")
+            tool = name if isinstance(name, str) and name else UNKNOWN_TOOL
+            content = field(message, "content")
+            entries.append(Entry("result", Result(tool, content, _str(call_id)), index))
+        else:
+            entries.append(Entry("other"))
+    return entries
+
+
+def _chat(messages: Iterable[T], policy: Policy | None, *, io: bool, history: bool) -> list[T]:
+    items: list[Any] = list(messages)
+    found = changes(_chat_entries(items), resolve(policy), io=io, history=history)
+    for index, content in found:
+        items[index] = with_field(items[index], "content", content)
+    return cast("list[T]", items)
+
+
+def bound_chat_messages(messages: Iterable[T], policy: Policy | None = None) -> list[T]:
+    """Bound the tool messages answering the latest assistant turn, as one batch.
+
+    Args:
+        messages: a Chat Completions ``messages`` list (dicts or SDK objects).
+        policy: the :class:`~toolcap.Policy`; by default, the configuration found
+            from the working directory and the environment.
+
+    Returns:
+        A new list; the input is not modified. Tool messages with string content
+        or text content parts are bounded; other messages are the same objects.
+    """
+    return _chat(messages, policy, io=True, history=False)
+
+
+def guard_chat_messages(messages: Iterable[T], policy: Policy | None = None) -> list[T]:
+    """The send-boundary guard for a ``messages`` list: no I/O, every batch checked.
+
+    Each group of tool messages answering one assistant turn is checked as a
+    batch, so a conversation loaded from elsewhere is bounded too. Nothing is
+    stored, printed or logged; a cut names no artifact.
+
+    With no ``policy``, the configuration is read on first use and kept (that read
+    is the only I/O, once per process); pass a policy to leave out even that.
+    """
+    return _chat(messages, policy, io=False, history=True)
+
+
+def guard_chat_request(request: Mapping[str, Any], policy: Policy | None = None) -> dict[str, Any]:
+    """:func:`guard_chat_messages` applied to the ``messages`` of a request's arguments.
+
+    ``client.chat.completions.create(**guard_chat_request(request))``.
+    """
+    return {**request, "messages": guard_chat_messages(request.get("messages") or (), policy)}
+
+
+# -- Responses API -----------------------------------------------------------------------
+
+_CALLS = ("function_call", "custom_tool_call")
+_OUTPUTS = ("function_call_output", "custom_tool_call_output")
+
+
+def _item_kind(item: Any) -> str:
+    kind = field(item, "type")
+    if kind in _OUTPUTS:
+        return "result"
+    if kind in _CALLS or kind == "reasoning":
+        return "turn"
+    if isinstance(kind, str) and kind.endswith("_call"):  # hosted tools: web_search_call, …
+        return "turn"
+    if field(item, "role") == "assistant":
+        return "turn"
+    return "other"
+
+
+def _responses_entries(items: list[Any]) -> list[Entry]:
+    calls = (item for item in items if field(item, "type") in _CALLS)
+    names = {field(call, "call_id"): field(call, "name") for call in calls}
+    entries = []
+    for index, item in enumerate(items):
+        kind = _item_kind(item)
+        if kind != "result":
+            entries.append(Entry(kind))
+            continue
+        call_id = field(item, "call_id")
+        name = names.get(call_id) or field(item, "name")
+        tool = name if isinstance(name, str) and name else UNKNOWN_TOOL
+        entries.append(Entry("result", Result(tool, field(item, "output"), _str(call_id)), index))
+    return entries
+
+
+def _responses(items: Iterable[T], policy: Policy | None, *, io: bool, history: bool) -> list[T]:
+    listed: list[Any] = list(items)
+    found = changes(
+        _responses_entries(listed), resolve(policy), io=io, history=history, note_type="input_text"
+    )
+    for index, output in found:
+        listed[index] = with_field(listed[index], "output", output)
+    return cast("list[T]", listed)
+
+
+def bound_responses_input(items: Iterable[T], policy: Policy | None = None) -> list[T]:
+    """Bound the ``function_call_output`` items answering the latest model turn.
+
+    The latest turn is the last run of model items (``function_call``,
+    ``reasoning``, assistant messages); the outputs after it are one batch, each
+    named by the ``function_call`` with its ``call_id``. String outputs and the
+    ``input_text`` parts of list outputs are bounded; an ``input_image`` or
+    ``input_file`` whose base64 data is over ``media_threshold`` is kept and
+    replaced by an ``input_text`` part naming it.
+
+    Returns:
+        A new list; the input is not modified.
+    """
+    return _responses(items, policy, io=True, history=False)
+
+
+def guard_responses_input(items: Iterable[T], policy: Policy | None = None) -> list[T]:
+    """The send-boundary guard for Responses ``input`` items: no I/O, every batch.
+
+    With no ``policy``, the configuration is read on first use and kept (that read
+    is the only I/O, once per process); pass a policy to leave out even that.
+    """
+    return _responses(items, policy, io=False, history=True)
+
+
+def guard_responses_request(
+    request: Mapping[str, Any], policy: Policy | None = None
+) -> dict[str, Any]:
+    """:func:`guard_responses_input` applied to a request's ``input`` (a string passes)."""
+    given = request.get("input")
+    if given is None or isinstance(given, str):
+        return dict(request)
+    return {**request, "input": guard_responses_input(given, policy)}
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
