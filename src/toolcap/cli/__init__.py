@@ -14,7 +14,7 @@ from ._common import CommandError
 __all__ = ["main"]
 
 # Each module exposes register(subparsers), which adds its parser and sets `handler`.
-_SUBCOMMANDS = ("_cap", "_artifacts")
+_SUBCOMMANDS = ("_cap", "_artifacts", "_run", "_repair")
 
 
 def build_parser() -> argparse.ArgumentParser:

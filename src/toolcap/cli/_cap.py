@@ -1,16 +1,25 @@
-"""``toolcap cap``: bound a file or standard input to a tool's limit."""
+"""``toolcap cap``: bound a file or standard input to a tool's limit, in constant memory.
+
+The input is read in chunks and cut as it streams (see :mod:`toolcap._stream`):
+what comes out is what the finalizer gives for the same bytes, and an input that
+fits is written through byte for byte.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import stat
 import sys
-from dataclasses import replace
-from typing import Any
+from typing import IO, Any
 
-from .._config import Config
 from .._cut import STRATEGIES, check_head_ratio
-from .._finalize import ToolResponse
+from .._finalize import Policy
+from .._notice import emit_notice
 from .._sizes import parse_limit
+from .._spill import open_stream
+from .._stream import CapStream, StreamOutcome
 from ._common import (
     CommandError,
     add_config_options,
@@ -19,7 +28,10 @@ from ._common import (
     tool_overrides,
 )
 
-__all__ = ["register"]
+__all__ = ["CHUNK", "build_stream", "deliver", "register", "widen_pipe"]
+
+#: Read size. A pipe hands over at most its buffer (64 KB) per read anyway.
+CHUNK = 1 << 18
 
 
 def register(subparsers: Any) -> None:
@@ -28,12 +40,13 @@ def register(subparsers: Any) -> None:
         "cap",
         help="bound a file or standard input",
         description="Write FILE (or standard input) to standard output, bounded by the tool's "
-        "policy. What is cut is kept in the artifact store and the marker names it.",
+        "policy. The input streams through in constant memory; what is cut is kept in the "
+        "artifact store and the marker names it.",
     )
     parser.add_argument("file", nargs="?", metavar="FILE", help="input file (default: stdin)")
     parser.add_argument("--limit", metavar="SIZE",
                         help="bound in bytes, e.g. 32KB, 1.5MB or 'unlimited' "
-                        "(default: the tool's size_threshold)")
+                        "(default: the tool's size_threshold and the batch ceiling)")
     parser.add_argument("--strategy", choices=STRATEGIES,
                         help="what to keep (default: the tool's, head_tail)")
     parser.add_argument("--head-ratio", type=float, metavar="R",
@@ -48,36 +61,93 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Read the input, finalize it as a batch of one, write the bounded text."""
-    if args.head_ratio is not None:
-        check_head_ratio(args.head_ratio, key="--head-ratio")
-    config = load_cli_config(args)
-    config = tool_overrides(config, args.tool, strategy=args.strategy, head_ratio=args.head_ratio)
-    if args.limit is not None:
-        # An explicit --limit is the bound; the batch ceiling is for batches of many.
-        limit = parse_limit(args.limit, key="--limit")
-        config = replace(tool_overrides(config, args.tool), batch_ceiling=None)
-        config = _set_threshold(config, args.tool, limit)
-    data = _read(args.file)
-    policy = policy_from(config, spill=not args.no_spill)
-    (result,) = policy.finalize([ToolResponse(args.tool, data)])
+    """Stream the input through the tool's bound to standard output."""
+    policy, stream = build_stream(args)
+    source = _open(args.file)
     out = sys.stdout.buffer
-    out.write(data if not result.truncated else (result.text or "").encode("utf-8"))
-    out.flush()
+    try:
+        while chunk := _read(source, args.file):
+            if stream.passthrough:
+                out.write(chunk)
+            else:
+                stream.write(chunk)
+    except BaseException:
+        stream.abort()
+        raise
+    finally:
+        source.close()
+    deliver(stream.close(), policy, args.tool, out)
     return 0
 
 
-def _set_threshold(config: Config, tool: str, limit: int | None) -> Config:
-    tools = dict(config.tools)
-    tools[tool] = {**tools.get(tool, {}), "size_threshold": limit}
-    return replace(config, tools=tools)
+def build_stream(args: argparse.Namespace, *, reserve: int = 0) -> tuple[Policy, CapStream]:
+    """The policy and the stream cutter the options of ``cap`` or ``run`` ask for.
+
+    An explicit ``--limit`` is the bound (the batch ceiling is for batches of many);
+    otherwise the tool's ``size_threshold`` and the batch ceiling both apply.
+    ``reserve`` bytes are kept free under each limit for a line the caller appends.
+    """
+    if getattr(args, "head_ratio", None) is not None:
+        check_head_ratio(args.head_ratio, key="--head-ratio")
+    config = load_cli_config(args)
+    config = tool_overrides(config, args.tool, strategy=getattr(args, "strategy", None),
+                            head_ratio=getattr(args, "head_ratio", None))
+    policy = policy_from(config, spill=not args.no_spill)
+    if args.limit is not None:
+        threshold = parse_limit(args.limit, key="--limit")
+        ceiling = None
+    else:
+        threshold = policy.for_tool(args.tool).size_threshold
+        ceiling = config.batch_ceiling
+    stream = open_stream(policy, args.tool, threshold=_less(threshold, reserve),
+                         ceiling=_less(ceiling, reserve), spill=not args.no_spill)
+    return policy, stream
 
 
-def _read(path: str | None) -> bytes:
-    if path is None or path == "-":
-        return sys.stdin.buffer.read()
+def deliver(
+    outcome: StreamOutcome, policy: Policy, tool: str, out: IO[bytes], *, trailer: bytes = b""
+) -> None:
+    """Write what a stream became (then ``trailer``), and the notice when a cap changed it."""
+    out.write(outcome.output)
+    if trailer:
+        out.write(trailer)
+    out.flush()
+    line = outcome.notice(tool)
+    if line is not None:
+        emit_notice(line, to_stderr=policy.notices)
+
+
+def widen_pipe(fd: int) -> None:
+    """Let a pipe hold up to :data:`CHUNK` bytes (Linux): fewer, larger reads and writes.
+
+    Best effort: not a pipe, another system, or over the user's pipe limit, nothing changes.
+    """
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        import fcntl
+
+        if stat.S_ISFIFO(os.fstat(fd).st_mode):
+            fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), CHUNK)
+
+
+def _less(limit: int | None, reserve: int) -> int | None:
+    return None if limit is None else max(1, limit - reserve)
+
+
+def _read(source: IO[bytes], path: str | None) -> bytes:
     try:
-        with open(path, "rb") as stream:
-            return stream.read()
+        return source.read(CHUNK)
+    except OSError as error:
+        where = "standard input" if path in (None, "-") else path
+        raise CommandError(f"cannot read {where}: {error.strerror or error}") from None
+
+
+def _open(path: str | None) -> IO[bytes]:
+    if path is None or path == "-":
+        # Unbuffered: each read returns what the pipe has, with no extra copy.
+        source = os.fdopen(os.dup(sys.stdin.fileno()), "rb", buffering=0)
+        widen_pipe(source.fileno())
+        return source
+    try:
+        return open(path, "rb", buffering=0)
     except OSError as error:
         raise CommandError(f"cannot read {path}: {error.strerror}") from None

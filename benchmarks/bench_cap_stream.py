@@ -1,0 +1,127 @@
+"""``toolcap cap`` on a pipe: throughput against ``cat`` on the same pipe, and peak memory.
+
+Run from the repository root::
+
+    .venv/bin/python benchmarks/bench_cap_stream.py            # 1 GB, best of 3
+    .venv/bin/python benchmarks/bench_cap_stream.py --size 256MB --repeat 1
+
+The same producer (1 MiB blocks of log lines, written as fast as Python can) feeds
+``cat > /dev/null`` (the baseline, measured in the same run) and ``toolcap cap >
+/dev/null`` with spilling off and on. Goals: at least 0.5 of cat's throughput
+with spilling off, 0.3 with it on. Peak memory is the largest resident set of
+``toolcap cap`` (via a small wrapper's RUSAGE_CHILDREN) at 10 MB, 100 MB and
+the full size: it should be the same small constant at every size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from toolcap import human_size, parse_size
+
+TOOLCAP = str(Path(sys.executable).with_name("toolcap"))
+PRODUCER = """
+import sys
+block = b"".join(b"2026-11-29T12:00:00Z worker-%03d INFO request handled in 12 ms\\n" % (i % 1000)
+                 for i in range(16384))
+block = (block * 2)[: 1 << 20]
+size = int(sys.argv[1])
+write = sys.stdout.buffer.write
+while size > 0:
+    write(block[: min(size, len(block))])
+    size -= len(block)
+"""
+# Reports the peak RSS of the command it runs; it is itself small, so the figure is
+# the command's own (a child's peak also counts the address space it was forked from).
+PEAK = """
+import os, resource, sys
+pid = os.posix_spawn(sys.argv[2], sys.argv[2:], os.environ)
+os.waitpid(pid, 0)
+with open(sys.argv[1], "w") as report:
+    report.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
+"""
+
+
+def pipe_through(command: list[str], size: int, env: dict[str, str]) -> float:
+    """Seconds for ``size`` bytes from the producer through ``command`` to /dev/null.
+
+    Every consumer gets the same pipe: 256 KB (what ``toolcap cap`` asks for on its
+    own), so that the pipe size, which decides how often producer and consumer
+    take turns, is the same for ``cat``.
+    """
+    reader, writer = os.pipe()
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(reader, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 18)
+    start = time.perf_counter()
+    producer = subprocess.Popen([sys.executable, "-c", PRODUCER, str(size)], stdout=writer)
+    consumer = subprocess.Popen(command, stdin=reader, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, env=env)
+    os.close(reader)
+    os.close(writer)
+    consumer.wait()
+    producer.wait()
+    elapsed = time.perf_counter() - start
+    if consumer.returncode or producer.returncode:
+        raise SystemExit(f"{command} failed ({consumer.returncode}, {producer.returncode})")
+    return elapsed
+
+
+def peak_rss(size: int, args: list[str], env: dict[str, str], work: Path) -> int:
+    """Peak resident set of ``toolcap cap ARGS`` reading ``size`` bytes, in bytes."""
+    report = work / "peak"
+    pipe_through([sys.executable, "-S", "-c", PEAK, str(report), TOOLCAP, "cap", *args],
+                 size, env)
+    return int(report.read_text()) * 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", default="1GB", help="input size (default 1GB)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per figure (best is kept)")
+    options = parser.parse_args()
+    size = parse_size(options.size)
+    work = Path(tempfile.mkdtemp(prefix="toolcap-bench-"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLCAP_")}
+    env["TOOLCAP_ARTIFACTS"] = str(work / "artifacts")
+    try:
+        print(f"input: {human_size(size)} from a pipe; best of {options.repeat} "
+              "(runs interleaved, so that a change of load hits every variant alike)")
+        variants = [("cat (baseline)", ["cat"]),
+                    ("toolcap cap --no-spill", [TOOLCAP, "cap", "--no-spill"]),
+                    ("toolcap cap (spill on)", [TOOLCAP, "cap"])]
+        times: dict[str, list[float]] = {label: [] for label, _ in variants}
+        for _ in range(options.repeat):
+            for label, command in variants:
+                times[label].append(pipe_through(command, size, env))
+                shutil.rmtree(work / "artifacts", ignore_errors=True)
+        cat = min(times["cat (baseline)"])
+        for label, _ in variants:
+            seconds = min(times[label])
+            rate = size / seconds / (1 << 20)
+            print(f"  {label:<24} {seconds:7.2f} s  {rate:8.0f} MiB/s  ratio {cat / seconds:5.2f}"
+                  f"  (median {statistics.median(times[label]):.2f} s)")
+        startup = min(pipe_through([TOOLCAP, "cap", "--no-spill"], 0, env)
+                      for _ in range(options.repeat))
+        print(f"  (of which toolcap's start-up, on empty input: {startup:.2f} s)")
+        print("peak memory of toolcap cap (max RSS):")
+        for peak_size in sorted({10 << 20, 100 << 20, size}):
+            for label, args in (("--no-spill", ["--no-spill"]), ("spill", [])):
+                rss = peak_rss(peak_size, args, env, work)
+                shutil.rmtree(work / "artifacts", ignore_errors=True)
+                print(f"  {human_size(peak_size):>9} {label:<11} {human_size(rss)}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

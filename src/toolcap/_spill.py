@@ -1,0 +1,108 @@
+"""Spill a stream to the artifact store while it is cut, per the configured policy.
+
+:func:`open_stream` builds the :class:`~toolcap._stream.CapStream` a command needs
+from a :class:`~toolcap.Policy`: the tool's threshold, strategy and marker, the
+batch ceiling, and a writer of the policy's store, which runs on a thread of its
+own (:class:`BackgroundWriter`) so that hashing and disk writes overlap reading.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from typing import TYPE_CHECKING, Literal
+
+from ._errors import StoreError
+from ._sizes import Limit
+from ._stream import CapStream, StreamCutter, StreamWriter
+
+if TYPE_CHECKING:
+    from ._finalize import Policy
+
+__all__ = ["BackgroundWriter", "open_stream"]
+
+
+class BackgroundWriter:
+    """A :class:`StreamWriter` that writes on a thread of its own.
+
+    Hashing and disk writes release the GIL, so the spill overlaps reading and
+    cutting instead of adding to them. At most ``depth`` chunks wait in between,
+    so memory stays bounded. A failure of the wrapped writer is raised by the next
+    ``write`` or by ``commit``.
+    """
+
+    def __init__(self, writer: StreamWriter, *, depth: int = 8) -> None:
+        self._writer = writer
+        self._queue: queue.Queue[bytes | None] = queue.Queue(depth)
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._drain, name="toolcap-spill", daemon=True)
+        self._thread.start()
+
+    def _drain(self) -> None:
+        while (chunk := self._queue.get()) is not None:
+            if self._error is None:
+                try:
+                    self._writer.write(chunk)
+                except BaseException as error:  # handed to the reading thread
+                    self._error = error
+
+    def _stop(self) -> None:
+        if self._thread.is_alive():
+            self._queue.put(None)
+            self._thread.join()
+
+    def write(self, chunk: bytes) -> None:
+        """Queue ``chunk`` (an immutable ``bytes``: it is not copied)."""
+        if self._error is not None:
+            raise self._error
+        self._queue.put(chunk)
+
+    def commit(self) -> str:
+        """Wait for the queued chunks, then commit."""
+        self._stop()
+        if self._error is not None:
+            raise self._error
+        return self._writer.commit()
+
+    def abort(self) -> None:
+        """Stop, and discard what was written."""
+        self._stop()
+        self._writer.abort()
+
+
+def open_stream(
+    policy: Policy,
+    tool: str,
+    *,
+    threshold: Limit | Literal["policy"] = "policy",
+    ceiling: Limit | Literal["policy"] = "policy",
+    spill: bool = True,
+) -> CapStream:
+    """A :class:`CapStream` for ``tool`` under ``policy`` (its configuration and store).
+
+    ``threshold`` and ``ceiling`` default to the tool's ``size_threshold`` and the
+    configured batch ceiling. The full stream is kept only if ``spill`` and the
+    tool's own ``spill`` setting both allow it and the policy has a store.
+    """
+    tool_policy = policy.for_tool(tool)
+    cutter = StreamCutter(
+        tool_policy.size_threshold if threshold == "policy" else threshold,
+        ceiling=policy.config.batch_ceiling if ceiling == "policy" else ceiling,
+        strategy=tool_policy.strategy,
+        head_ratio=tool_policy.head_ratio,
+        marker=tool_policy.marker,
+    )
+    keep = spill and tool_policy.spill
+
+    def open_writer() -> StreamWriter | None:
+        sink = policy.sink
+        if sink is None:
+            return None  # a policy with no store: nothing to keep, nothing lost
+        opener = getattr(sink, "open_writer", None)
+        if opener is None:
+            # The store could not be opened (it carries the reason), or it only takes
+            # whole values: a stream is not buffered in memory to feed it.
+            raise StoreError(getattr(sink, "reason", None) or "the artifact store takes no streams")
+        return BackgroundWriter(opener(tool=tool))
+
+    return CapStream(cutter, open_writer if keep else None, tool=tool)

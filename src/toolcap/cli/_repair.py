@@ -1,0 +1,278 @@
+"""``toolcap repair``: bound the oversized tool responses of a saved conversation.
+
+A conversation that recorded one huge tool response fails on every later turn.
+This finds every tool response over ``--over`` (OpenAI Chat Completions, OpenAI
+Responses or Anthropic Messages; JSON or JSON Lines), bounds it with its tool's
+policy, keeps the original in the artifact store, and leaves every other byte of
+the file as it was.
+
+Each response over SIZE is cut to the lesser of SIZE and its tool's
+``size_threshold``: what toolcap would have let through in the first place, and
+never more than SIZE. Without ``-o`` or ``--in-place`` nothing is written (not
+even to the store): the timeline says what would change.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import importlib
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from .._config import Config
+from .._finalize import FinalizedResponse, Policy, ToolResponse
+from .._jsonspan import Located
+from .._repair import Conversation, RepairError, ToolOutput, read_conversation, splice_pieces
+from .._sizes import human_size, parse_limit
+from ._common import CommandError, add_config_options, load_cli_config, tool_overrides
+
+__all__ = ["PROGRESS_MIN_BYTES", "backup_path", "register"]
+
+#: Files at least this large get a progress bar (on a terminal, with tqdm installed).
+PROGRESS_MIN_BYTES = 8 * 1024 * 1024
+
+
+def register(subparsers: Any) -> None:
+    """Add ``toolcap repair`` to the command line."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "repair",
+        help="bound the oversized tool responses of a saved conversation",
+        description="Bound every tool response over SIZE in a saved conversation (OpenAI Chat "
+        "Completions, OpenAI Responses or Anthropic Messages; JSON or JSON Lines) to the lesser "
+        "of SIZE and its tool's size_threshold, keeping the original in the artifact store. "
+        "Everything else stays byte for byte. Without -o or --in-place it only reports.",
+    )
+    parser.add_argument("conversation", metavar="CONVERSATION", help="the conversation file")
+    parser.add_argument("--over", required=True, metavar="SIZE",
+                        help="bound the tool responses larger than this, e.g. 256KB")
+    target = parser.add_mutually_exclusive_group()
+    target.add_argument("-o", "--output", metavar="OUT", help="write the repaired file here")
+    target.add_argument("--in-place", action="store_true",
+                        help="replace CONVERSATION (atomically), keeping a backup in "
+                        "CONVERSATION.bak (or .bak.1, .bak.2, ... if taken)")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="report what would change; write nothing, store nothing")
+    parser.add_argument("--no-spill", action="store_true",
+                        help="do not keep the originals in the artifact store")
+    parser.add_argument("--lines", action=argparse.BooleanOptionalAction, default=None,
+                        help="read as JSON Lines (default: by extension .jsonl/.ndjson, "
+                        "else by content)")
+    add_config_options(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Find, bound and (unless only reporting) write; print the timeline."""
+    over = parse_limit(args.over, key="--over")
+    if over is None:
+        raise CommandError("--over needs a size such as 256KB")
+    path = Path(args.conversation)
+    if args.output and _same_file(path, Path(args.output)):
+        raise CommandError("-o names the input file: use --in-place (it keeps a backup)")
+    if args.output and not args.dry_run:
+        # Fail before anything is stored, not after.
+        folder = Path(args.output).parent
+        if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+            raise CommandError(f"cannot write in {folder}: not a writable directory")
+    if args.in_place:
+        path = path.resolve()  # through a symbolic link: repair the file it names
+    lines = args.lines
+    if lines is None and path.suffix.lower() in (".jsonl", ".ndjson"):
+        lines = True
+    size = _size(path)
+    with _progress(size) as advance:
+        try:
+            # The bytes are not kept: the text holds the same, and big files are big.
+            conversation = read_conversation(_read(path), lines=lines, progress=advance)
+        except RepairError as error:
+            raise CommandError(f"{path}: {error}") from None
+    writing = bool(args.output or args.in_place) and not args.dry_run
+    chosen = [o for o in conversation.outputs if o.size > over]
+    policy = _policy(load_cli_config(args), chosen, over, store=writing and not args.no_spill,
+                     spill=not args.no_spill)
+    edits: list[tuple[Located, str]] = []
+    rows: list[tuple[ToolOutput, FinalizedResponse]] = []
+    for output in chosen:
+        content: str | list[str] = str(output.parts[0]) if output.whole else [
+            str(part) for part in output.parts]
+        (result,) = policy.finalize([ToolResponse(output.tool, content, output.call_id)])
+        rows.append((output, result))
+        for old, new in zip(output.parts, result.parts or (), strict=True):
+            if new != old:
+                edits.append((old, new))
+    done = None
+    if writing:
+        pieces = splice_pieces(conversation.text, edits, ensure_ascii=conversation.ascii)
+        done = _write(path, args.output, (piece.encode("utf-8") for piece in pieces),
+                      changed=bool(edits))
+    _timeline(conversation, rows, over, writing=writing, spill=not args.no_spill)
+    if done:
+        print(done, flush=True)
+    return 0
+
+
+def _policy(config: Config, chosen: list[ToolOutput], over: int, *, store: bool,
+            spill: bool) -> Policy:
+    # One response at a time, to the lesser of SIZE and its tool's threshold.
+    config = replace(config, batch_ceiling=None, notices=False)
+    for name in sorted({output.tool for output in chosen}):
+        threshold = config.for_tool(name).size_threshold
+        config = tool_overrides(config, name,
+                                size_threshold=over if threshold is None else min(over, threshold))
+    if not spill:
+        return Policy(config, sink=None)
+    # Reporting only: compute the very cut a real run makes (its marker names the
+    # reference), without storing anything.
+    return Policy(config) if store else Policy(config, sink=_HashOnly())
+
+
+class _HashOnly:
+    """A sink that stores nothing and answers the reference a store would give."""
+
+    def put(self, data: bytes, *, tool: str | None = None) -> str:
+        return "toolcap:" + hashlib.sha256(data).hexdigest()[:32]
+
+
+def _timeline(conversation: Conversation, rows: list[tuple[ToolOutput, FinalizedResponse]],
+              over: int, *, writing: bool, spill: bool) -> None:
+    out = sys.stdout
+    where_width = max((len(o.where) for o, _ in rows), default=0)
+    tool_width = max((len(o.tool) for o, _ in rows), default=0)
+    for output, result in rows:
+        if not writing:
+            kept = "(not written)"
+        elif result.artifacts:
+            kept = " ".join(result.artifacts)
+        elif not spill:
+            kept = "(original not kept: --no-spill)"
+        else:
+            kept = f"(original not kept: {result.not_kept or 'no artifact store'})"
+        print(f"{output.where:<{where_width}}  {output.tool:<{tool_width}}  "
+              f"{human_size(result.original_bytes)} → {human_size(result.delivered_bytes)}  "
+              f"{kept}", file=out)
+    before = sum(result.original_bytes for _, result in rows)
+    after = sum(result.delivered_bytes for _, result in rows)
+    formats = ", ".join(conversation.formats) or "no tool responses found"
+    kind = "JSON Lines" if conversation.lines else "JSON"
+    verb = "bounded" if writing else "would bound"
+    print(f"{verb} {len(rows)} of {len(conversation.outputs)} tool responses over "
+          f"{human_size(over)}: {human_size(before)} → {human_size(after)}  "
+          f"[{formats}; {kind}]", file=out)
+    out.flush()
+
+
+def _write(path: Path, output: str | None, data: Iterable[bytes], *, changed: bool) -> str:
+    """Write the repaired file; return what to tell the user."""
+    if output is not None:
+        _atomic_write(Path(output), data, like=path)
+        return f"wrote {output}"
+    if not changed:
+        return f"{path} unchanged"
+    backup = backup_path(path)
+    try:
+        os.link(path, backup)  # the original file itself becomes the backup: no copy
+    except OSError:
+        try:
+            shutil.copy2(path, backup)
+        except OSError as error:
+            raise CommandError(f"cannot keep a backup in {backup}: {error.strerror}") from None
+    _atomic_write(path, data, like=path)
+    return f"updated {path} (backup: {backup})"
+
+
+def backup_path(path: Path) -> Path:
+    """``FILE.bak``, or the first of ``FILE.bak.1``, ``FILE.bak.2``, … that does not exist.
+
+    An existing backup is never overwritten: it may be the only true original.
+    """
+    candidate = path.with_name(path.name + ".bak")
+    number = 0
+    while candidate.exists() or candidate.is_symlink():
+        number += 1
+        candidate = path.with_name(f"{path.name}.bak.{number}")
+    return candidate
+
+
+def _atomic_write(target: Path, data: Iterable[bytes], *, like: Path) -> None:
+    directory = target.parent
+    try:
+        handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.",
+                                             suffix=".tmp")
+    except OSError as error:
+        raise CommandError(f"cannot write in {directory}: {error.strerror}") from None
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            for piece in data:
+                stream.write(piece)
+            stream.flush()
+            os.fsync(stream.fileno())
+        with contextlib.suppress(OSError):
+            shutil.copymode(like, temporary)
+        os.replace(temporary, target)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise CommandError(f"cannot write {target}: {error.strerror}") from None
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError as error:
+        raise CommandError(f"cannot read {path}: {error.strerror}") from None
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as error:
+        raise CommandError(f"cannot read {path}: {error.strerror}") from None
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def _progress(size: int) -> Iterator[Callable[[int], None] | None]:
+    """A progress bar on a terminal for large files; nothing otherwise (or without tqdm)."""
+    if size < PROGRESS_MIN_BYTES or not sys.stderr.isatty():
+        yield None
+        return
+    try:
+        tqdm = importlib.import_module("tqdm").tqdm  # the extra toolcap[progress]
+    except ImportError:
+        yield None
+        return
+    try:
+        known = os.get_terminal_size(sys.stderr.fileno()).columns > 0
+    except OSError:
+        known = False
+    # A terminal that reports no size (a bare pty) would get no bar at all.
+    shape = {} if known else {"ncols": 80, "nrows": 24}
+    bar = tqdm(total=size, unit="B", unit_scale=True, desc="reading", leave=False,
+               file=sys.stderr, **shape)
+    done = [0]
+
+    def advance(index: int) -> None:
+        # Character index ~ byte offset: close enough for a progress bar.
+        step = min(index, size) - done[0]
+        if step > 0:
+            bar.update(step)
+            done[0] += step
+
+    try:
+        yield advance
+    finally:
+        bar.close()

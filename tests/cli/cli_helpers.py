@@ -1,0 +1,44 @@
+"""Helpers for the command-line tests: run the real ``toolcap`` in an isolated environment."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+TOOLCAP = str(Path(sys.executable).with_name("toolcap"))
+PYTHON = sys.executable
+
+
+class Toolcap:
+    """Runs ``toolcap`` with its own artifact store and no configuration file in reach."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.artifacts = home / "artifacts"
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLCAP_")}
+        self.env["TOOLCAP_ARTIFACTS"] = str(self.artifacts)
+        self.env["PYTHONUNBUFFERED"] = "1"
+
+    def __call__(self, *args: str, input: bytes | None = None,
+                 timeout: float = 60) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run([TOOLCAP, *args], input=input, capture_output=True,
+                              env=self.env, cwd=self.home, timeout=timeout, check=False)
+
+    def popen(self, args: Sequence[str], **options: object) -> subprocess.Popen[bytes]:
+        return subprocess.Popen([TOOLCAP, *args], env=self.env, cwd=self.home,
+                                **options)  # type: ignore[call-overload]
+
+    def store(self):  # type: ignore[no-untyped-def]
+        from toolcap.store import LocalStore
+
+        return LocalStore(str(self.artifacts))
+
+
+def reference_of(data: bytes) -> str:
+    """The reference a one-shot put of ``data`` gives."""
+    import hashlib
+
+    return "toolcap:" + hashlib.sha256(data).hexdigest()[:32]

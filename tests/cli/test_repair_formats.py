@@ -1,0 +1,100 @@
+"""Finding tool responses and their tools' names in each conversation format."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from toolcap._repair import ANTHROPIC, CHAT, RESPONSES, RepairError, read_conversation
+
+
+def found(data: object, *, lines: bool = False) -> list[tuple[str, str, list[str]]]:
+    text = ("\n".join(json.dumps(item) for item in data) if lines  # type: ignore[attr-defined]
+            else json.dumps(data))
+    conversation = read_conversation(text.encode(), lines=None)
+    assert conversation.lines is lines
+    return [(o.where, o.tool, [str(p) for p in o.parts]) for o in conversation.outputs]
+
+
+def test_chat_tool_names_come_from_tool_calls_in_any_order() -> None:
+    messages = [
+        {"role": "tool", "tool_call_id": "b", "content": "second"},
+        {"role": "assistant", "tool_calls": [
+            {"id": "a", "type": "function", "function": {"name": "first_tool"}},
+            {"id": "b", "type": "function", "function": {"name": "second_tool"}}]},
+        {"role": "tool", "tool_call_id": "a", "content": [{"type": "text", "text": "one"},
+                                                           {"type": "image_url"}]},
+        {"role": "tool", "tool_call_id": "zzz", "content": "orphan"},
+        {"role": "function", "name": "legacy", "content": "old style"},
+    ]
+    assert found(messages) == [
+        ("message 0", "second_tool", ["second"]),
+        ("message 2", "first_tool", ["one"]),
+        ("message 3", "unknown", ["orphan"]),
+        ("message 4", "legacy", ["old style"]),
+    ]
+
+
+def test_responses_items_by_call_id() -> None:
+    items = [
+        {"type": "function_call", "call_id": "c1", "name": "search", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": "hits"},
+        {"type": "custom_tool_call", "call_id": "c2", "name": "apply_patch", "input": "x"},
+        {"type": "custom_tool_call_output", "call_id": "c2", "output": "done"},
+        {"type": "message", "role": "assistant", "content": [
+            {"type": "output_text", "text": "not a tool response"}]},
+    ]
+    assert found({"input": items}) == [
+        ("message 1", "search", ["hits"]), ("message 3", "apply_patch", ["done"])]
+
+
+def test_anthropic_tool_results_by_tool_use_id() -> None:
+    messages = [
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "t1", "name": "bash", "input": {}}]},
+        {"role": "user", "content": [
+            {"type": "text", "text": "here"},
+            {"type": "tool_result", "tool_use_id": "t1", "content": "out"},
+            {"type": "tool_result", "tool_use_id": "t1", "content": [
+                {"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
+            {"type": "tool_result", "tool_use_id": "t1"},
+        ]},
+    ]
+    assert found({"messages": messages}) == [
+        ("message 1", "bash", ["out"]), ("message 1", "bash", ["a", "b"])]
+
+
+def test_jsonl_of_messages_and_jsonl_of_whole_conversations() -> None:
+    chat = [{"role": "assistant", "tool_calls": [
+        {"id": "x", "type": "function", "function": {"name": "ls"}}]},
+        {"role": "tool", "tool_call_id": "x", "content": "files"}]
+    assert found(chat, lines=True) == [("line 2", "ls", ["files"])]
+    dataset = [{"messages": chat}, {"messages": chat}]
+    assert found(dataset, lines=True) == [
+        ("line 1, message 1", "ls", ["files"]), ("line 2, message 1", "ls", ["files"])]
+
+
+def test_formats_are_reported_and_a_bom_is_kept() -> None:
+    data = "\ufeff" + json.dumps([
+        {"role": "tool", "tool_call_id": "1", "content": "x"},
+        {"type": "function_call_output", "call_id": "2", "output": "y"},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "3",
+                                      "content": "z"}]},
+    ])
+    conversation = read_conversation(data.encode())
+    assert conversation.formats == (CHAT, RESPONSES, ANTHROPIC)
+    assert conversation.text.startswith("\ufeff")
+
+
+@pytest.mark.parametrize("data, message", [
+    (b"", "line 1, column 1 (byte offset 0): expected a JSON value"),
+    (b'{"a": 1}', "not a conversation"),
+    (b'{"role": "tool"}\n[1]\n', "line 2, column 1 (byte offset 17): expected a JSON object"),
+    (b'{"role": "tool"}\n{"role": \n "x"}\n', "must fit on one line"),
+    (b'[{"role": "tool"}] extra', "unexpected text after the JSON value"),
+    (b'["caf\xc3"]', "line 1 (byte offset 5): invalid UTF-8"),
+])
+def test_unreadable_files_name_the_place(data: bytes, message: str) -> None:
+    with pytest.raises(RepairError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        read_conversation(data)

@@ -1,0 +1,185 @@
+"""The stream cutter gives exactly what the finalizer gives for the same bytes."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import logging
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from toolcap import Config, Policy, StoreError, ToolResponse
+from toolcap._spill import open_stream
+from toolcap._stream import CapStream, StreamCutter, StreamOutcome
+from toolcap.store import MemoryStore
+
+PROPERTY = settings(max_examples=400, deadline=None, derandomize=True,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+# Pieces that stress a byte stream: invalid UTF-8, split code points, line breaks, NUL.
+pieces = st.one_of(
+    st.binary(max_size=40),
+    st.text(max_size=40).map(lambda t: t.encode("utf-8", "replace")),
+    st.sampled_from([b"\n", b"\r\n", b"\x00", b"\xff", b"\xe2\x82", b"\xac", b"\xf0\x9f\x98\x80",
+                     b"\xed\xa0\x80", "é".encode(), "漢字\n".encode()]),
+)
+
+
+@st.composite
+def streams(draw: st.DrawFn) -> bytes:
+    """Byte strings of up to ~20 KB, most of them larger than the limits they meet."""
+    unit = b"".join(draw(st.lists(pieces, min_size=1, max_size=12)))
+    repeat = draw(st.integers(1, 20_000 // max(1, len(unit))))
+    return unit * repeat + b"".join(draw(st.lists(pieces, max_size=4)))
+
+
+limits = st.one_of(st.none(), st.integers(1024, 8192))
+
+
+def chunked(data: bytes, cuts: list[int]) -> list[bytes]:
+    points = sorted({min(len(data), c) for c in cuts} | {0, len(data)})
+    return [data[a:b] for a, b in itertools.pairwise(points)]
+
+
+def config_for(threshold: int | None, ceiling: int | None, strategy: str, ratio: float,
+               spill: bool = True) -> Config:
+    tool = {"size_threshold": threshold, "strategy": strategy, "head_ratio": ratio,
+            "spill": spill}
+    return Config(batch_ceiling=ceiling, tools={"t": tool})
+
+
+def stream_through(policy: Policy, data: bytes, cuts: list[int]) -> StreamOutcome:
+    """Feed ``data`` in chunks, as the command line does (which writes through when unlimited)."""
+    stream = open_stream(policy, "t")
+    written = []
+    for chunk in chunked(data, cuts):
+        if stream.passthrough:
+            written.append(chunk)
+        else:
+            stream.write(chunk)
+    outcome = stream.close()
+    if stream.passthrough:
+        return StreamOutcome(b"".join(written), None, None, outcome.original_bytes)
+    return outcome
+
+
+def assert_same(outcome: StreamOutcome, data: bytes, policy: Policy) -> None:
+    (final,) = policy.finalize([ToolResponse("t", data)])
+    if final.capped_by is None:
+        assert outcome.result is None
+        assert outcome.passthrough == data
+        return
+    assert outcome.result is not None
+    assert outcome.result.text == final.text
+    assert outcome.result.kept_bytes == final.delivered_bytes
+    assert outcome.capped_by == final.capped_by
+    assert outcome.original_bytes == final.original_bytes == len(data)
+    assert outcome.reference == (final.artifacts[0] if final.artifacts else None)
+    assert outcome.not_kept == final.not_kept
+
+
+@PROPERTY
+@given(data=streams(), threshold=limits, ceiling=limits,
+       strategy=st.sampled_from(["head", "tail", "head_tail"]),
+       ratio=st.sampled_from([0.2, 0.5, 0.01, 0.9]),
+       cuts=st.lists(st.integers(0, 25_000), max_size=8), spill=st.booleans())
+def test_streamed_cut_equals_the_finalizer_for_any_bytes_and_chunking(
+    data: bytes, threshold: int | None, ceiling: int | None, strategy: str, ratio: float,
+    cuts: list[int], spill: bool,
+) -> None:
+    config = config_for(threshold, ceiling, strategy, ratio, spill)
+    outcome = stream_through(Policy(config, sink=MemoryStore(), notices=False), data, cuts)
+    assert_same(outcome, data, Policy(config, sink=MemoryStore(), notices=False))
+
+
+def test_invalid_bytes_that_grow_past_the_limit_are_cut_though_short_enough() -> None:
+    # 1000 lone continuation bytes decode to 3000 bytes of U+FFFD: over a 2 KB limit.
+    data = b"\x80" * 1000 + b"a" * 500
+    config = config_for(2048, None, "head_tail", 0.2)
+    outcome = stream_through(Policy(config, sink=MemoryStore(), notices=False), data, [7, 900])
+    assert outcome.truncated
+    assert_same(outcome, data, Policy(config, sink=MemoryStore(), notices=False))
+
+
+def test_ceiling_below_threshold_counts_decoded_bytes_of_a_short_stream() -> None:
+    # 3000 raw bytes under a 4 KB threshold decode to over 4 KB: the threshold cuts first.
+    data = b"\xff" * 1500 + b"x" * 1500
+    config = config_for(4096, 2048, "head", 0.2)
+    outcome = stream_through(Policy(config, sink=MemoryStore(), notices=False), data, [1, 2999])
+    assert_same(outcome, data, Policy(config, sink=MemoryStore(), notices=False))
+
+
+def test_stream_reference_equals_one_shot_put_and_artifact_is_byte_identical() -> None:
+    store = MemoryStore()
+    data = bytes(range(256)) * 4000 + "fin ✓\n".encode()
+    stream = open_stream(Policy(Config(), sink=store, notices=False), "t")
+    for start in range(0, len(data), 4093):
+        stream.write(data[start : start + 4093])
+    outcome = stream.close()
+    assert outcome.reference == "toolcap:" + hashlib.sha256(data).hexdigest()[:32]
+    assert outcome.reference == MemoryStore().put(data)
+    assert store.read_bytes(outcome.reference) == data
+    assert outcome.reference in outcome.output.decode()
+
+
+def test_stream_that_fits_opens_no_artifact_and_passes_bytes_through() -> None:
+    store = MemoryStore()
+    data = b"\xffnot utf-8 but short\n"
+    outcome = stream_through(Policy(Config(), sink=store, notices=False), data, [3])
+    assert outcome.output == data and not outcome.truncated
+    assert store.writes == 0
+
+
+class _Failing(MemoryStore):
+    """A store that is full: every write fails with the same reason."""
+
+    def put(self, data: object, *, tool: str | None = None) -> str:
+        raise StoreError("artifact store memory: No space left on device")
+
+    def open_writer(self, *, tool: str | None = None):  # type: ignore[no-untyped-def]
+        store = self
+
+        class Writer:
+            def write(self, chunk: bytes) -> None:
+                store.put(chunk)
+
+            def commit(self) -> str:
+                raise AssertionError("never reached")
+
+            def abort(self) -> None:
+                pass
+
+        return Writer()
+
+
+def test_store_failure_still_cuts_and_says_why_like_the_finalizer(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    data = b"line\n" * 20_000
+    config = config_for(4096, None, "head_tail", 0.2)
+    with caplog.at_level(logging.WARNING, logger="toolcap"):
+        outcome = stream_through(Policy(config, sink=_Failing(), notices=False), data, [100])
+    assert outcome.reference is None and outcome.not_kept
+    assert "No space left" in (outcome.notice("t") or "")
+    assert "could not keep the full output of t" in caplog.text
+    assert_same(outcome, data, Policy(config, sink=_Failing(), notices=False))
+
+
+def test_unlimited_stream_holds_nothing() -> None:
+    cutter = StreamCutter(None)
+    stream = CapStream(cutter)
+    assert stream.passthrough
+    stream.write(b"x" * 100_000)
+    assert cutter.held == b"" and stream.close().output == b""
+
+
+def test_memory_held_is_bounded_by_the_limits_not_the_stream() -> None:
+    cutter = StreamCutter(4096, ceiling=8192)
+    chunk = bytes(range(256)) * 256
+    for _ in range(200):
+        cutter.feed(chunk)
+    held = len(cutter._head) + len(cutter._tail) + len(cutter.held)
+    assert held <= 3 * 8192
+    assert cutter.total == 200 * len(chunk)
