@@ -24,14 +24,17 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+from .._diagnostics import observe
 from .._finalize import Policy, ToolResponse
 from .._json import DEFAULT_WIRE_MARKER, json_size, project_json_blocks
 from .._notice import emit_notice
 from .._sizes import human_size
+from .._utf8 import sanitize, utf8_size
 
 __all__ = [
     "BoundedResult",
@@ -164,7 +167,7 @@ class _Bounder:
             self.changed = True
             self.artifacts.extend(final.artifacts or ())
         if self.wire_budget is not None:
-            texts = self.project(slots, texts, originals, cut=final.capped_by is not None)
+            texts = self.project(slots, texts, originals, final.artifacts or ())
         for slot, text in zip(slots, texts, strict=False):
             if text is not slot.text:
                 slot.put(text)
@@ -173,42 +176,60 @@ class _Bounder:
                 slot.remove()
 
     def project(
-        self, slots: list[_Slot], texts: list[str], originals: list[str], cut: bool
+        self, slots: list[_Slot], texts: list[str], originals: list[str], stored: tuple[str, ...]
     ) -> list[str]:
+        """Fit the JSON of the text blocks into the wire budget, naming what it cuts."""
         assert self.wire_budget is not None
         overheads = [slot.overhead for slot in slots]
         projected = project_json_blocks(texts, self.wire_budget, overheads=overheads)
-        same = len(projected) == len(texts)
-        if same and all(a is b for a, b in zip(projected, texts, strict=True)):
+        collapsed = len(projected) != len(texts)
+        cut = [
+            index for index, text in enumerate(texts) if collapsed or projected[index] is not text
+        ]
+        if not cut:
             return texts
         self.changed = True
-        # A block that only the wire projection cut has not been stored yet:
-        # keep it, and name it in the marker so nothing is lost.
-        references = []
-        if not cut and self.spill_on:
-            for index, (new, old) in enumerate(zip(projected, texts, strict=False)):
-                if new is not old:
-                    ref = self.policy.spill(
-                        originals[index].encode("utf-8", "surrogatepass"), tool=self.tool
-                    )
-                    if ref:
-                        references.append(ref)
-        if references:
-            self.artifacts.extend(references)
+        # The projection may cut away the marker that names a block's artifact,
+        # and a block only it cut was never stored: say where each one is kept.
+        references = [ref for index in cut if (ref := self.keep(originals[index], stored))]
+        if references and not collapsed:
             # The marker has at most 200 bytes: one reference in full, several by prefix.
             if len(references) == 1:
                 shown = references[0]
             else:
-                shown = ", ".join(r[: len("toolcap:") + 16] for r in references[:3])
+                shown = ", ".join(ref[: len("toolcap:") + 16] for ref in references[:3])
             head, _, tail = DEFAULT_WIRE_MARKER.rpartition("]")
             marker = f"{head.rstrip(' …')}; full text kept as {shown}]{tail}"
             projected = project_json_blocks(
                 texts, self.wire_budget, overheads=overheads, marker=marker
             )
-        kept = sum(len(t.encode("utf-8", "surrogatepass")) for t in projected)
-        original = sum(len(t.encode("utf-8", "surrogatepass")) for t in texts)
-        self.notice(kept, original, "wire_budget")
+        for index in range(len(projected)) if collapsed else cut:
+            observe(
+                "wire_projection",
+                "content",
+                projected[index],
+                tool=self.tool,
+                call_id=self.call_id,
+                artifacts=tuple(self.artifacts),
+                changed=True,
+                wire_budget=self.wire_budget,
+            )
+        kept = sum(utf8_size(text) for text in projected)
+        self.notice(kept, sum(utf8_size(text) for text in texts), "wire_budget")
         return projected
+
+    def keep(self, original: str, stored: tuple[str, ...]) -> str | None:
+        """The reference of ``original``: the one finalize stored, or a new one."""
+        data = sanitize(original).encode("utf-8")
+        reference = "toolcap:" + hashlib.sha256(data).hexdigest()[:32]
+        if reference in stored:
+            return reference
+        if not self.spill_on:
+            return None
+        new = self.policy.spill(data, tool=self.tool)
+        if new:
+            self.artifacts.append(new)
+        return new
 
 
 def _overhead(obj: dict[str, Any], key: str) -> int:
@@ -257,29 +278,39 @@ def bound_call_tool_result_dict(
     work.share(slots, bool(result.get("isError")))
     blocks = [block for block in blocks if block is not _REMOVED]
     new = {**result, "content": blocks}
-    structured = result.get("structuredContent")
-    if structured is not None:
-        over = policy.for_tool(tool).size_threshold
-        size = json_size(structured) if (work.changed or over is not None or wire_budget) else 0
-        too_big = (over is not None and size > over) or (
-            wire_budget is not None and size > wire_budget
-        )
-        if work.changed or too_big:
-            del new["structuredContent"]
-            if too_big and not work.changed:
-                # Nothing else was cut, so the text blocks may not carry this
-                # data at all: keep it, and tell the model where it is.
-                work.changed = True
-                data = _json_bytes(structured)
-                ref = policy.spill(data, tool=tool) if work.spill_on else None
-                note = f"[structuredContent of {human_size(size)} not sent: over the limit"
-                if ref:
-                    work.artifacts.append(ref)
-                note += f"; kept as {ref}]" if ref else "; it could not be kept]"
-                new["content"] = [*blocks, {"type": "text", "text": note}]
+    if result.get("structuredContent") is not None:
+        _structured(work, new, result["structuredContent"])
     if not work.changed:
         return BoundedResult(result, False, ())
     return BoundedResult(new, True, tuple(work.artifacts))
+
+
+def _structured(work: _Bounder, new: dict[str, Any], structured: Any) -> None:
+    """Keep ``structuredContent`` only if nothing was cut and it fits; see the module doc."""
+    if work.changed:
+        del new["structuredContent"]  # the uncut twin of a cut result would undo the cut
+        return
+    limits = [work.policy.for_tool(work.tool).size_threshold, work.wire_budget]
+    bound = min((limit for limit in limits if limit is not None), default=None)
+    if bound is None:
+        return
+    size = json_size(structured)
+    if size <= bound:
+        return
+    # Nothing else was cut, so the text blocks may not carry this data at all:
+    # keep it, and tell the model where it is.
+    del new["structuredContent"]
+    work.changed = True
+    reference = (
+        work.policy.spill(_json_bytes(structured), tool=work.tool) if work.spill_on else None
+    )
+    note = f"[structuredContent of {human_size(size)} not sent: over the {human_size(bound)} limit"
+    if reference:
+        work.artifacts.append(reference)
+        note += f"; kept as {reference}]"
+    else:
+        note += "; it could not be kept]"
+    new["content"] = [*new["content"], {"type": "text", "text": note}]
 
 
 def _json_bytes(value: Any) -> bytes:

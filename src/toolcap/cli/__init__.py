@@ -6,6 +6,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from .. import __version__
 from .._errors import ConfigError, StoreError
@@ -14,12 +15,21 @@ from ._common import CommandError
 __all__ = ["main"]
 
 # Each module exposes register(subparsers), which adds its parser and sets `handler`.
-_SUBCOMMANDS = ("_cap", "_artifacts", "_run", "_repair")
+_SUBCOMMANDS = ("_cap", "_proxy", "_artifacts", "_run", "_repair",)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with usage errors on one line: ``toolcap: error: …`` and exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        command = self.prog.removeprefix("toolcap").strip()
+        where = f"{command}: " if command else ""
+        self.exit(2, f"toolcap: error: {where}{message} (see '{self.prog} --help')\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand registered."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="toolcap",
         description="Bound what a tool call can put into an LLM conversation, and keep what "
         "was cut.",
@@ -36,6 +46,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (2 for usage and configuration errors)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if sys.stdout is None:  # started with standard output closed (`toolcap … >&-`)
+        _error("standard output is closed")
+        return 2
     try:
         status: int = args.handler(args)
     except (ConfigError, CommandError) as error:

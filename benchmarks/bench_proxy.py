@@ -1,0 +1,236 @@
+"""`toolcap proxy` against a direct connection and against the FastMCP proxy, in one run.
+
+    .venv/bin/python benchmarks/bench_proxy.py             # 300 small calls, 5 x 10 MB
+    .venv/bin/python benchmarks/bench_proxy.py --quick     # 200 small calls, 2 x 10 MB
+
+The upstream is the test server (tests/servers/bigserver.py), over stdio.
+
+1. Latency of a small tools/call (p50, p95 over N calls after a warm-up), with a
+   plain JSON-RPC line client, directly and through each proxy. Also with the
+   official SDK's ClientSession, whose own overhead dilutes the difference.
+2. Time until the client holds the bounded result of a 10 MB tool result (each
+   run a different text, so toolcap really stores each original), against the
+   upstream's own time to produce and send it, read with a plain line reader.
+
+The FastMCP proxy (with ResponseLimitingMiddleware at the same 32 KB bound) runs
+from a separate venv, made with:
+
+    python3 -m venv benchmarks/.venv-fastmcp
+    benchmarks/.venv-fastmcp/bin/pip install fastmcp==4.2.3
+
+It is skipped, with a message, when that venv is missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from toolcap.proxy._io import LineReader  # noqa: E402
+
+SERVER = [sys.executable, str(ROOT / "tests" / "servers" / "bigserver.py")]
+TOOLCAP = [sys.executable, "-c", "import sys; from toolcap.cli import main; sys.exit(main())"]
+FASTMCP_PY = ROOT / "benchmarks" / ".venv-fastmcp" / "bin" / "python"
+FASTMCP = [str(FASTMCP_PY), str(ROOT / "benchmarks" / "_fastmcp_proxy.py")]
+BIG = 10 * 1024 * 1024
+
+
+class LineClient:
+    """A plain JSON-RPC client over a subprocess's pipes: one line out, one line in."""
+
+    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+        )
+        assert self.proc.stdout is not None
+        self.reader = LineReader(self.proc.stdout.fileno())
+        self.next_id = 0
+        self.request(
+            "initialize",
+            {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "bench", "version": "0"},
+            },
+        )
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def request(self, method: str, params: dict[str, Any]) -> bytes:
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        marker = b'"id":%d' % self.next_id
+        while True:
+            line = self.reader.readline()
+            if line is None:
+                raise RuntimeError(f"{method}: the server closed its stdout")
+            # Cheap test for "this is our response" that never parses a 10 MB line twice.
+            head = line[:200].replace(b" ", b"")
+            if marker in head or marker in line[-200:].replace(b" ", b""):
+                return line
+
+    def call(self, name: str, arguments: dict[str, Any]) -> bytes:
+        return self.request("tools/call", {"name": name, "arguments": arguments})
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return statistics.median(ordered), p95
+
+
+def small_calls(clients: dict[str, LineClient], n: int) -> dict[str, tuple[float, float]]:
+    """Interleaved, so that every setup sees the same machine load."""
+    for client in clients.values():
+        for _ in range(20):
+            client.call("small", {"text": "warm"})
+    samples: dict[str, list[float]] = {name: [] for name in clients}
+    for i in range(n):
+        for name, client in clients.items():
+            start = time.perf_counter()
+            client.call("small", {"text": f"hello {i}"})
+            samples[name].append(time.perf_counter() - start)
+    return {name: percentiles(values) for name, values in samples.items()}
+
+
+def big_calls(client: LineClient, runs: int, label: str) -> tuple[float, int]:
+    times = []
+    size = 0
+    for run in range(runs):
+        tag = f"{label}{run}{time.time_ns()}"  # new content each run: a real store write
+        start = time.perf_counter()
+        line = client.call("big_text", {"size": BIG, "tag": tag})
+        times.append(time.perf_counter() - start)
+        size = len(line)
+    return statistics.median(times), size
+
+
+def session_small_calls(
+    setups: dict[str, list[str]], env: dict[str, str], n: int
+) -> dict[str, tuple[float, float]]:
+    """The same with one SDK ClientSession per setup, interleaved on one event loop."""
+    from contextlib import AsyncExitStack
+
+    import anyio
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    samples: dict[str, list[float]] = {name: [] for name in setups}
+
+    async def go() -> None:
+        async with AsyncExitStack() as stack:
+            errlog = stack.enter_context(open(os.devnull, "w"))  # noqa: SIM115 (the stack closes it)
+            sessions = {}
+            for name, argv in setups.items():
+                params = StdioServerParameters(command=argv[0], args=argv[1:], env=env)
+                read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+                session = await stack.enter_async_context(ClientSession(read, write))
+                await session.initialize()
+                for _ in range(20):
+                    await session.call_tool("small", {"text": "warm"})
+                sessions[name] = session
+            for i in range(n):
+                for name, session in sessions.items():
+                    start = time.perf_counter()
+                    await session.call_tool("small", {"text": f"hello {i}"})
+                    samples[name].append(time.perf_counter() - start)
+
+    anyio.run(go)
+    return {name: percentiles(values) for name, values in samples.items()}
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:8.3f} ms"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="200 small calls, 2 big runs")
+    args = parser.parse_args()
+    n_small = 200 if args.quick else 300
+    n_big = 2 if args.quick else 5
+
+    store = tempfile.mkdtemp(prefix="toolcap-bench-store-")
+    env = dict(os.environ, TOOLCAP_ARTIFACTS=store)
+    config = Path(store) / "toolcap.toml"
+    config.write_text('[tools."*"]\nsize_threshold = "32KB"\n')
+    env["TOOLCAP_CONFIG"] = str(config)
+
+    setups: dict[str, list[str]] = {
+        "direct": SERVER,
+        "toolcap proxy": [*TOOLCAP, "proxy", "--", *SERVER],
+    }
+    if FASTMCP_PY.exists():
+        setups["FastMCP proxy"] = [*FASTMCP, *SERVER]
+    else:
+        print(f"FastMCP proxy: skipped ({FASTMCP_PY} missing; see this file's docstring)\n")
+
+    print(f"Small tools/call, plain line client, {n_small} calls after 20 warm-up (interleaved)")
+    clients = {name: LineClient(argv, env) for name, argv in setups.items()}
+    small = small_calls(clients, n_small)
+    for name, client in clients.items():
+        client.close()
+        p50, p95 = small[name]
+        print(f"  {name:14} p50 {ms(p50)}  p95 {ms(p95)}")
+
+    print(f"\nSmall tools/call, SDK ClientSession over stdio, {n_small} calls (interleaved)")
+    session = session_small_calls(setups, env, n_small)
+    for name in setups:
+        p50, p95 = session[name]
+        print(f"  {name:14} p50 {ms(p50)}  p95 {ms(p95)}")
+
+    print(f"\n10 MB tool result, time until the client holds the result (median of {n_big})")
+    big: dict[str, tuple[float, int]] = {}
+    for name, argv in setups.items():
+        client = LineClient(argv, env)
+        big[name] = big_calls(client, n_big, name[:3])
+        client.close()
+        seconds, size = big[name]
+        print(f"  {name:14} {seconds * 1000:9.1f} ms   response line {size:>10,} bytes")
+
+    print("\nRatios (lower is better; goals: small calls <= 1.3x direct, 10 MB <= 1.5x upstream)")
+    base50, base95 = small["direct"]
+    sbase50, sbase95 = session["direct"]
+    for name in setups:
+        if name == "direct":
+            continue
+        p50, p95 = small[name]
+        s50, s95 = session[name]
+        print(
+            f"  {name:14} small p50 {p50 / base50:5.2f}x  p95 {p95 / base95:5.2f}x   "
+            f"(SDK client: p50 {s50 / sbase50:5.2f}x  p95 {s95 / sbase95:5.2f}x)   "
+            f"10 MB {big[name][0] / big['direct'][0]:5.2f}x"
+        )
+    if "FastMCP proxy" in setups:
+        t, f = "toolcap proxy", "FastMCP proxy"
+        print(
+            f"  toolcap vs FastMCP: small p50 {small[t][0] / small[f][0]:5.2f}x  "
+            f"p95 {small[t][1] / small[f][1]:5.2f}x   10 MB {big[t][0] / big[f][0]:5.2f}x"
+        )
+
+
+if __name__ == "__main__":
+    main()

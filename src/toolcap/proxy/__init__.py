@@ -1,0 +1,80 @@
+"""``toolcap proxy``: an MCP server that bounds every result of another MCP server.
+
+The proxy speaks MCP over its own stdin/stdout to a client and relays every
+message to an upstream server (a command it starts, or a Streamable HTTP URL),
+changing only what must change: tool and resource results are bounded by the
+same finalization seam as the library, cut originals are kept in the artifact
+store, and one tool (``read_artifact``) reads them back. See ``docs/proxy.md``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from types import FrameType
+
+from .._config import Config
+from .._finalize import Policy
+from ._contracts import Upstream, print_error
+from ._hooks import ProxyHooks
+from ._relay import Relay
+from ._upstream import StdioUpstream, UpstreamStartError
+
+__all__ = ["run_proxy"]
+
+
+def run_proxy(
+    command: Sequence[str] | None,
+    config: Config,
+    *,
+    url: str | None = None,
+    headers: dict[str, str] | None = None,
+    read_artifact_name: str | None = "read_artifact",
+    policy: Policy | None = None,
+) -> int:
+    """Serve MCP on stdin/stdout for the upstream ``command`` (or ``url``) until either ends.
+
+    Returns the exit status: 0 when the client went away, non-zero when the
+    upstream could not be started or died, with one line on stderr saying why.
+    """
+    policy = policy or Policy(config)
+    # Open the artifact store now, in one thread: a store that cannot be opened
+    # is reported once at start (the proxy still runs, bounding without keeping).
+    _ = policy.sink
+    hooks = ProxyHooks(
+        policy, read_artifact_name=read_artifact_name, wire_budget=config.wire_budget
+    )
+    upstream: Upstream
+    if url is not None:
+        from ._http import HttpUpstream
+
+        upstream = HttpUpstream(url, headers or {})
+    else:
+        stdio = StdioUpstream(list(command or ()))
+        try:
+            stdio.start()
+        except UpstreamStartError as error:
+            print_error(str(error))
+            return error.exit_code
+        upstream = stdio
+    # Keep the protocol stream private: anything else in this process that
+    # prints to stdout (a library, a warning) goes to stderr instead.
+    wire_out = os.dup(1)
+    os.dup2(2, 1)
+    relay = Relay(upstream, hooks, stdin_fd=0, stdout_fd=wire_out)
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        relay.stop()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        code = relay.run()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if relay.exit_message:
+        print_error(relay.exit_message)
+    sys.stderr.flush()
+    return code

@@ -1,0 +1,140 @@
+"""The proxy's own tool: read back what a cut kept, by bytes, by lines or by search."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._sizes import human_size
+
+__all__ = ["read_artifact_definition", "read_artifact_result"]
+
+# A read that names no range shows this much from the start.
+_DEFAULT_LENGTH = 16 * 1024
+_DEFAULT_LINES = 200
+_MAX_CONTEXT = 50
+
+DESCRIPTION = (
+    "Read the full output of an earlier tool result that was cut to fit the conversation. "
+    "A cut result contains a marker with a reference such as toolcap:3f2a9c…; pass it as "
+    "`ref` and read only what you need: a line range (`start_line`, `end_line`), a byte "
+    "range (`offset`, `length`), or a regular-expression search (`pattern`, with "
+    "`context` lines around each match). Prefer a search or a narrow range to re-reading "
+    "everything: this tool's output is bounded like any other."
+)
+
+
+def read_artifact_definition(name: str) -> dict[str, Any]:
+    """The tools/list entry of the tool."""
+    integer = {"type": "integer", "minimum": 0}
+    return {
+        "name": name,
+        "title": "Read a kept tool output",
+        "description": DESCRIPTION,
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "ref": {
+                    "type": "string",
+                    "description": "The artifact reference from the marker, e.g. toolcap:3f2a9c…",
+                },
+                "start_line": {**integer, "minimum": 1, "description": "First line (1-based)."},
+                "end_line": {**integer, "minimum": 1, "description": "Last line, inclusive."},
+                "offset": {**integer, "description": "First byte (0-based)."},
+                "length": {**integer, "minimum": 1, "description": "Number of bytes."},
+                "pattern": {"type": "string", "description": "Regular expression to search for."},
+                "context": {
+                    **integer,
+                    "maximum": _MAX_CONTEXT,
+                    "description": "Lines of context around each match (default 2).",
+                },
+                "max_matches": {**integer, "minimum": 1, "description": "Default 50."},
+                "ignore_case": {"type": "boolean"},
+            },
+            "required": ["ref"],
+            "additionalProperties": False,
+        },
+        "annotations": {"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False},
+    }
+
+
+def _error(text: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}], "isError": True}
+
+
+def _int(arguments: dict[str, Any], key: str, default: int | None, low: int) -> int | None:
+    value = arguments.get(key, default)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ValueError(f"{key} must be an integer >= {low}")
+    return value
+
+
+def read_artifact_result(store: Any, arguments: Any) -> dict[str, Any]:
+    """Answer one call; ``store`` has the artifact store's read API (or is ``None``).
+
+    The first content block is exactly what was read (for a byte range, the
+    bytes decoded as UTF-8); a second, short block says what it was.
+    """
+    if not isinstance(arguments, dict) or not isinstance(arguments.get("ref"), str):
+        return _error("read_artifact needs `ref`, the toolcap:… reference from a cut result.")
+    if store is None or not hasattr(store, "read_bytes"):
+        return _error("read_artifact: no artifact store is configured for this proxy.")
+    ref = arguments["ref"].strip()
+    try:
+        info = store.stat(ref)
+        where = f"{info.ref} ({human_size(info.bytes)}, {info.lines} lines)"
+        if isinstance(arguments.get("pattern"), str):
+            text, note = _grep(store, ref, arguments)
+        elif "start_line" in arguments or "end_line" in arguments:
+            start = _int(arguments, "start_line", 1, 1) or 1
+            end = _int(arguments, "end_line", start + _DEFAULT_LINES - 1, 1)
+            lines = store.read_lines(ref, start, end)
+            text = "".join(line + "\n" for line in lines)
+            last = start + len(lines) - 1
+            note = (
+                f"lines {start}–{last} of {where}" if lines else f"no lines from {start} in {where}"
+            )
+        else:
+            offset = _int(arguments, "offset", 0, 0) or 0
+            length = _int(arguments, "length", _DEFAULT_LENGTH, 1)
+            data = store.read_bytes(ref, offset, length)
+            text = data.decode("utf-8", "replace")
+            note = f"bytes {offset}–{offset + len(data)} of {where}"
+    except ValueError as exc:
+        return _error(f"read_artifact: {exc}")
+    except Exception as exc:  # the store's errors (bad or unknown reference, I/O) are one line
+        return _error(f"read_artifact: {exc}")
+    return {"content": [{"type": "text", "text": text}, {"type": "text", "text": f"[{note}]"}]}
+
+
+def _grep(store: Any, ref: str, arguments: dict[str, Any]) -> tuple[str, str]:
+    context = _int(arguments, "context", 2, 0) or 0
+    if context > _MAX_CONTEXT:
+        raise ValueError(f"context must be at most {_MAX_CONTEXT}")
+    max_matches = _int(arguments, "max_matches", 50, 1) or 50
+    found = store.grep(
+        ref,
+        arguments["pattern"],
+        context=context,
+        max_matches=max_matches,
+        ignore_case=bool(arguments.get("ignore_case", False)),
+    )
+    # grep -n style: "12:match", "13-context", "--" between separate groups.
+    matched = {match.line for match in found.matches}
+    out: list[str] = []
+    last = 0
+    for match in found.matches:
+        group = [*match.before, (match.line, match.text), *match.after]
+        if out and group[0][0] > last + 1:
+            out.append("--\n")
+        for number, text in group:
+            if number <= last:
+                continue
+            out.append(f"{number}{':' if number in matched else '-'}{text}\n")
+            last = number
+    count = len(found.matches)
+    note = f"{count} match{'es' if count != 1 else ''} of {arguments['pattern']!r} in {ref}"
+    if found.truncated:
+        note += f" (first {count} shown; narrow the pattern or raise max_matches)"
+    return "".join(out), note

@@ -1,0 +1,75 @@
+"""What the relay and its two sides agree on: the upstream, the hooks, small helpers."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from .._json import dumps as _json_dumps
+
+__all__ = ["Hooks", "ToolNameConflict", "Upstream", "dumps", "print_error"]
+
+
+def dumps(message: Any) -> bytes:
+    """Serialize compactly as UTF-8 (lone surrogates escaped, so always valid UTF-8)."""
+    return _json_dumps(message).encode("utf-8")
+
+
+class Upstream(Protocol):
+    """The server side of the relay: a subprocess over stdio or a URL."""
+
+    def run(self, on_line: Callable[[bytes], None], on_closed: Callable[[], None]) -> None: ...
+
+    def send(self, line: bytes) -> None: ...
+
+    def stop(self, grace: float = 2.0) -> None: ...
+
+    def describe(self) -> str: ...
+
+    @property
+    def ended(self) -> str:
+        """How its end reads in a message: "exited", "closed the connection"."""
+
+    @property
+    def returncode(self) -> int | None: ...
+
+
+class Hooks(Protocol):
+    """What the relay asks of the bounding layer. ``None`` means "unchanged"."""
+
+    read_artifact_name: str | None
+
+    def fits(self, tool: str | None, size: int) -> bool:
+        """Whether a message of ``size`` bytes is within every limit of ``tool``
+        (``None``: of every tool), so that its result needs no bounding."""
+
+    def tool_result(self, tool: str, call_id: Any, result: dict[str, Any]) -> dict[str, Any] | None:
+        """Bound one tools/call result."""
+
+    def resource_result(
+        self, uri: str, call_id: Any, result: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """Bound one resources/read result."""
+
+    def tools_list(self, result: dict[str, Any], first_page: bool) -> dict[str, Any]:
+        """Rewrite a tools/list result; may raise ToolNameConflict."""
+
+    def read_artifact(self, call_id: Any, arguments: Any) -> dict[str, Any]:
+        """Answer a call of the proxy's own tool with a tools/call result."""
+
+    def error_text(self, text: str) -> str:
+        """Bound the text of an error the proxy forwards or makes."""
+
+    def written(self, tool: str, call_id: Any, frame: bytes, *, changed: bool) -> None:
+        """Note the frame of a tool result as written to the client (diagnostics)."""
+
+
+class ToolNameConflict(Exception):
+    """The upstream already has a tool with the name of the proxy's own tool."""
+
+
+def print_error(message: str) -> None:
+    """Write one line to stderr."""
+    sys.stderr.write(message.rstrip("\n") + "\n")
+    sys.stderr.flush()

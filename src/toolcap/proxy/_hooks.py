@@ -1,0 +1,119 @@
+"""What the proxy changes in the messages it intercepts.
+
+* tools/call results: bounded by :mod:`toolcap.adapters.mcp` (the upstream
+  tool's policy, one call = one batch, errors too, then the wire budget).
+* resources/read results: the same rules, under the policy name
+  ``resource:<scheme>``.
+* tools/list: every ``outputSchema`` is withheld. Any result can be cut (the
+  per-tool threshold, the batch ceiling and the wire budget apply to every
+  tool), a cut result drops its ``structuredContent``, and a client that knows
+  a tool's output schema rejects a result without structured content. A result
+  within budget still carries its ``structuredContent``.
+  The proxy's own ``read_artifact`` tool is added on the first page.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._diagnostics import observe
+from .._finalize import Policy
+from .._json import project_json_text
+from ..adapters.mcp import bound_call_tool_result_dict, bound_read_resource_result
+from ._artifact import read_artifact_definition, read_artifact_result
+from ._contracts import ToolNameConflict
+
+__all__ = ["ProxyHooks"]
+
+
+class ProxyHooks:
+    """The bounding layer of the relay (see :class:`toolcap.proxy._relay.Hooks`)."""
+
+    def __init__(
+        self,
+        policy: Policy,
+        *,
+        read_artifact_name: str | None = "read_artifact",
+        wire_budget: int | None = None,
+    ) -> None:
+        self.policy = policy
+        self.read_artifact_name = read_artifact_name
+        self.wire_budget = wire_budget
+
+    def fits(self, tool: str | None, size: int) -> bool:
+        # The JSON of a message is at least as large as the UTF-8 text, media
+        # and structured content in it, so a message no larger than every limit
+        # is within them all. (A resource's policy name is only known later.)
+        config = self.policy.config
+        limits = [config.batch_ceiling, config.media_threshold, self.wire_budget]
+        limits.append(self.policy.for_tool(tool).size_threshold if tool is not None else None)
+        if tool is None:
+            limits.extend(policy.get("size_threshold") for policy in config.tools.values())
+            limits.append(32 * 1024)  # the default threshold, whatever the tables say
+        return all(limit is None or size <= limit for limit in limits)
+
+    def tool_result(self, tool: str, call_id: Any, result: dict[str, Any]) -> dict[str, Any] | None:
+        bounded = bound_call_tool_result_dict(
+            result,
+            self.policy,
+            tool=tool,
+            call_id=None if call_id is None else str(call_id),
+            wire_budget=self.wire_budget,
+        )
+        return bounded.result if bounded.changed else None
+
+    def resource_result(
+        self, uri: str, call_id: Any, result: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        bounded = bound_read_resource_result(
+            result,
+            self.policy,
+            uri=uri,
+            call_id=None if call_id is None else str(call_id),
+            wire_budget=self.wire_budget,
+        )
+        return bounded.result if bounded.changed else None
+
+    def tools_list(self, result: dict[str, Any], first_page: bool) -> dict[str, Any]:
+        tools = result.get("tools")
+        if not isinstance(tools, list):
+            return result
+        name = self.read_artifact_name
+        out: list[Any] = []
+        for tool in tools:
+            if isinstance(tool, dict):
+                if name is not None and tool.get("name") == name:
+                    raise ToolNameConflict(
+                        f"the upstream server already has a tool named {name!r}; "
+                        "choose another name with --read-artifact-tool NAME, or "
+                        "turn the proxy's tool off with --no-read-artifact"
+                    )
+                if "outputSchema" in tool:
+                    tool = {k: v for k, v in tool.items() if k != "outputSchema"}
+            out.append(tool)
+        if first_page and name is not None:
+            out.append(read_artifact_definition(name))
+        return {**result, "tools": out}
+
+    def read_artifact(self, call_id: Any, arguments: Any) -> dict[str, Any]:
+        assert self.read_artifact_name is not None
+        sink = self.policy.sink
+        result = read_artifact_result(sink, arguments)
+        bounded = self.tool_result(self.read_artifact_name, call_id, result)
+        return result if bounded is None else bounded
+
+    def written(self, tool: str, call_id: Any, frame: bytes, *, changed: bool) -> None:
+        observe(
+            "written",
+            "frame",
+            frame,
+            tool=tool,
+            call_id=None if call_id is None else str(call_id),
+            changed=changed,
+            wire_budget=self.wire_budget,
+        )
+
+    def error_text(self, text: str) -> str:
+        if self.wire_budget is None:
+            return text
+        return project_json_text(text, self.wire_budget)

@@ -1,0 +1,99 @@
+"""Newline-delimited JSON over file descriptors, in time linear in the bytes moved.
+
+The relay reads whole lines of any length (a 10 MB tool result is one line).
+Each chunk read from the descriptor is searched for a newline once, from where
+the previous search stopped, and a line is joined once from its pieces, so the
+cost of a line is proportional to its length, whatever the chunk sizes.
+Raw ``os.read``/``os.write`` keep the reader threads free of the locks of
+buffered file objects, which a thread still blocked in a read at interpreter
+shutdown would otherwise hold.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+
+__all__ = ["FdWriter", "LineReader", "WriterClosed"]
+
+_CHUNK = 1 << 18
+
+
+class LineReader:
+    """Reads ``\\n``-terminated lines from a file descriptor."""
+
+    def __init__(self, fd: int, chunk_size: int = _CHUNK) -> None:
+        self._fd = fd
+        self._chunk_size = chunk_size
+        self._buf = b""
+        self._pos = 0
+
+    def readline(self) -> bytes | None:
+        """Return the next line without its newline; ``None`` at end of input.
+
+        A last line that lacks its newline is returned as a line. A trailing
+        ``\\r`` is left in place (JSON parsing tolerates it as whitespace).
+        """
+        pieces: list[bytes] = []
+        while True:
+            end = self._buf.find(b"\n", self._pos)
+            if end >= 0:
+                pieces.append(self._buf[self._pos : end])
+                self._pos = end + 1
+                return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+            if self._pos < len(self._buf):
+                pieces.append(self._buf[self._pos :])
+            try:
+                self._buf = os.read(self._fd, self._chunk_size)
+            except OSError:
+                self._buf = b""
+            self._pos = 0
+            if not self._buf:
+                return b"".join(pieces) if pieces else None
+
+
+class WriterClosed(Exception):
+    """The other end of a pipe we write to has gone away."""
+
+
+class FdWriter:
+    """Writes whole lines to a file descriptor, one writer at a time."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._lock = threading.Lock()
+        self.closed = False
+
+    def write_line(self, data: bytes) -> None:
+        """Write ``data`` and a newline atomically with respect to other writers.
+
+        Raises WriterClosed when the reader of the pipe has gone away.
+        """
+        with self._lock:
+            if self.closed:
+                raise WriterClosed
+            view = memoryview(data + b"\n") if len(data) < 65536 else None
+            try:
+                if view is not None:
+                    self._write_all(view)
+                else:
+                    # Avoid copying a large message just to append one byte.
+                    self._write_all(memoryview(data))
+                    self._write_all(memoryview(b"\n"))
+            except OSError as exc:
+                self.closed = True
+                raise WriterClosed from exc
+
+    def _write_all(self, view: memoryview) -> None:
+        while view:
+            written = os.write(self._fd, view)
+            view = view[written:]
+
+    def close(self) -> None:
+        """Close the descriptor; later writes raise WriterClosed."""
+        with self._lock:
+            if not self.closed:
+                self.closed = True
+                with contextlib.suppress(OSError):
+                    os.close(self._fd)

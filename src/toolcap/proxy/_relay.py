@@ -1,0 +1,405 @@
+"""The JSON-RPC relay between an MCP client (our stdin/stdout) and an upstream server.
+
+Every message is forwarded as the exact bytes it arrived as, except the few the
+proxy must change: the results of ``initialize`` (to advertise tools when the
+proxy adds one), ``tools/list`` (to add ``read_artifact`` and withhold output
+schemas), ``tools/call`` and ``resources/read`` (to bound them), and the
+proxy's own ``read_artifact`` calls, which it answers itself. Request ids are
+never rewritten, so requests the upstream sends to the client (sampling,
+elicitation, roots), their responses, progress and cancellation notifications
+all pass through untouched, and so do methods and fields this code does not
+know. Each line is parsed once (to learn its id and method); everything else
+about a message costs time linear in its size.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import re
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from ._contracts import Hooks, ToolNameConflict, Upstream, dumps, print_error
+from ._io import FdWriter, LineReader, WriterClosed
+
+__all__ = ["Relay"]
+
+log = logging.getLogger("toolcap.proxy")
+
+# JSON-RPC error code for failures of the proxy itself (implementation-defined range).
+PROXY_ERROR = -32000
+
+_ID_PATTERN = re.compile(rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.){0,200}")')
+
+
+@dataclass
+class _Pending:
+    method: str
+    name: str = ""  # tool name or resource URI
+    first_page: bool = False
+    cancelled: bool = False
+
+
+class Relay:
+    """Relays one client connection to one upstream until either side ends."""
+
+    def __init__(self, upstream: Upstream, hooks: Hooks, *, stdin_fd: int = 0, stdout_fd: int = 1):
+        self._upstream = upstream
+        self._hooks = hooks
+        self._client_in = LineReader(stdin_fd)
+        self._client_out = FdWriter(stdout_fd)
+        self._pending: dict[Any, _Pending] = {}
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        self._ended_by: str | None = None  # "client", "upstream" or "conflict"
+        self._upstream_has_tools = True
+        self._initialized = False
+        self._workers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="toolcap-artifact")
+        # Tool results in the upstream line being handled (one reader thread), for diagnostics.
+        self._results_in_line: list[tuple[str, Any]] = []
+        self.exit_message: str | None = None
+
+    # -- lifecycle ---------------------------------------------------------
+
+    def run(self) -> int:
+        """Relay until the client or the upstream goes away; return the exit code."""
+        self._upstream.run(self._guarded(self._from_upstream), lambda: self._end("upstream"))
+        threading.Thread(target=self._client_loop, name="toolcap-client-read", daemon=True).start()
+        try:
+            self._done.wait()
+        except KeyboardInterrupt:
+            self._end("client")
+        return self._finish()
+
+    @staticmethod
+    def _guarded(handle: Callable[[bytes], None]) -> Callable[[bytes], None]:
+        """``handle``, but a bug in it costs one message, never the relay."""
+
+        def guarded(line: bytes) -> None:
+            try:
+                handle(line)
+            except Exception as exc:
+                log.exception("failed to relay a message")
+                print_error(f"toolcap proxy: failed to relay a message ({type(exc).__name__})")
+
+        return guarded
+
+    def stop(self) -> None:
+        """End the relay as if the client had gone (used on SIGTERM)."""
+        self._end("client")
+
+    def _end(self, by: str) -> None:
+        with self._lock:
+            if self._ended_by is None:
+                self._ended_by = by
+        self._done.set()
+
+    def _finish(self) -> int:
+        by = self._ended_by
+        self._workers.shutdown(wait=False, cancel_futures=True)
+        if by == "upstream":
+            # Its stdout ended: reap it (or stop it, if it only closed stdout) for its status.
+            self._upstream.stop(grace=1.0)
+            code = self._upstream.returncode
+            why = f"the upstream server {self._upstream.ended}"
+            if not self._initialized:
+                why += " before it answered initialize"
+            if code is not None:
+                why += f" (exit code {code})"
+            self._fail_pending(why)
+            self.exit_message = f"toolcap proxy: {why}"
+            return 1
+        if by == "conflict":
+            self._upstream.stop()
+            return 2
+        # The client went away: the upstream must not outlive us.
+        self._upstream.stop()
+        return 0
+
+    def _fail_pending(self, why: str) -> None:
+        with self._lock:
+            pending, self._pending = self._pending, {}
+        for call_id, entry in pending.items():
+            if entry.cancelled:
+                continue
+            if entry.method == "tools/call":
+                self._reply_tool_error(call_id, f"toolcap proxy: {why}; this call got no result.")
+            else:
+                self._reply_error(call_id, f"toolcap proxy: {why}; this request got no answer.")
+
+    # -- client -> upstream ------------------------------------------------
+
+    def _client_loop(self) -> None:
+        from_client = self._guarded(self._from_client)
+        try:
+            while (line := self._client_in.readline()) is not None:
+                if line.strip():
+                    from_client(line)
+        finally:
+            self._end("client")
+
+    def _from_client(self, line: bytes) -> None:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            message = None  # not ours to judge: the upstream answers it
+        except RecursionError:
+            message = None
+        if isinstance(message, list):
+            # A JSON-RPC batch (older protocol revisions): what the proxy answers
+            # itself leaves the batch; the rest goes on.
+            rest = [
+                item
+                for item in message
+                if not (isinstance(item, dict) and self._note_client_message(item))
+            ]
+            if len(rest) != len(message):
+                if rest:
+                    self._to_upstream(dumps(rest))
+                return
+        elif isinstance(message, dict) and self._note_client_message(message):
+            return
+        self._to_upstream(line)
+
+    def _note_client_message(self, message: dict[str, Any]) -> bool:
+        """Record what must be intercepted on the way back; True if answered here."""
+        method = message.get("method")
+        if not isinstance(method, str):
+            return False
+        params = message.get("params")
+        params = params if isinstance(params, dict) else {}
+        if "id" not in message:
+            if method == "notifications/cancelled":
+                with self._lock, contextlib.suppress(TypeError):  # an unhashable id
+                    entry = self._pending.get(params.get("requestId"))
+                    if entry is not None:
+                        entry.cancelled = True
+            return False
+        call_id = message["id"]
+        if method == "tools/call":
+            name = params.get("name")
+            if name is not None and name == self._hooks.read_artifact_name:
+                self._workers.submit(self._answer_read_artifact, call_id, params.get("arguments"))
+                return True
+            self._track(call_id, _Pending("tools/call", str(name)))
+        elif method == "tools/list":
+            if not self._upstream_has_tools:
+                result = self._hooks.tools_list({"tools": []}, True)
+                self._reply(call_id, result)
+                return True
+            self._track(call_id, _Pending("tools/list", first_page=params.get("cursor") is None))
+        elif method == "resources/read":
+            self._track(call_id, _Pending("resources/read", str(params.get("uri", ""))))
+        elif method == "initialize":
+            self._track(call_id, _Pending("initialize"))
+        return False
+
+    def _track(self, call_id: Any, entry: _Pending) -> None:
+        try:
+            with self._lock:
+                self._pending[call_id] = entry
+        except TypeError:  # an unhashable id is not valid JSON-RPC; let it pass untracked
+            pass
+
+    def _to_upstream(self, line: bytes) -> None:
+        try:
+            self._upstream.send(line)
+        except WriterClosed:
+            self._end("upstream")
+
+    def _answer_read_artifact(self, call_id: Any, arguments: Any) -> None:
+        try:
+            result = self._hooks.read_artifact(call_id, arguments)
+        except Exception as exc:  # a bug here must not take the relay down
+            log.exception("read_artifact failed")
+            result = {
+                "content": [{"type": "text", "text": f"read_artifact failed: {exc}"}],
+                "isError": True,
+            }
+        self._reply(call_id, result)
+
+    # -- upstream -> client ------------------------------------------------
+
+    def _from_upstream(self, line: bytes) -> None:
+        verbatim = True
+        try:
+            # Decoding first is faster than json.loads(bytes), which decodes
+            # with the slow "surrogatepass" handler (a third of a 10 MB parse).
+            message = json.loads(line.decode("utf-8"))
+        except UnicodeDecodeError:
+            # Bytes that are not UTF-8 inside a message: keep the message, with
+            # U+FFFD for what cannot be read, rather than lose a whole result.
+            verbatim = False
+            try:
+                message = json.loads(line.decode("utf-8", "replace"))
+            except ValueError as exc:
+                self._malformed(line, str(exc))
+                return
+        except (ValueError, RecursionError) as exc:
+            self._malformed(line, str(exc) or type(exc).__name__)
+            return
+        out: Any
+        if isinstance(message, dict):
+            out = self._intercept(message, len(line))
+        elif isinstance(message, list):
+            changed = False
+            items: list[Any] = []
+            for item in message:
+                new = self._intercept(item, len(line)) if isinstance(item, dict) else item
+                if new is None:
+                    changed = True  # a dropped response (cancelled)
+                    continue
+                changed = changed or new is not item
+                items.append(new)
+            out = (items if items else None) if changed else message
+        else:
+            out = message
+        if out is None:
+            return
+        data = line if out is message and verbatim else dumps(out)
+        for tool, call_id in self._results_in_line:
+            self._hooks.written(tool, call_id, data, changed=data is not line)
+        self._results_in_line.clear()
+        self._to_client(data)
+
+    def _intercept(self, message: dict[str, Any], size: int) -> dict[str, Any] | None:
+        """The message to send on (the same object when unchanged), or None to drop it."""
+        if "method" in message or "id" not in message:
+            return message
+        # Any answer means the upstream is up (the 2026 protocol has no initialize).
+        self._initialized = True
+        try:
+            with self._lock:
+                entry = self._pending.pop(message["id"], None)
+        except TypeError:
+            return message
+        if entry is None:
+            return message
+        if entry.cancelled:
+            return None  # the client has given up on it and must not see a response
+        result = message.get("result")
+        if not isinstance(result, dict):
+            error = message.get("error")
+            if self._hooks.fits(None, size):
+                return message  # errors are small as a rule; their data may matter
+            if isinstance(error, dict) and isinstance(error.get("message"), str):
+                bounded = self._hooks.error_text(error["message"])
+                if bounded is not error["message"] or "data" in error:
+                    # Error data can be anything, of any size: keep only the bounded text.
+                    new_error = {k: v for k, v in error.items() if k != "data"}
+                    new_error["message"] = bounded
+                    return {**message, "error": new_error}
+            return message
+        try:
+            new_result = self._rewrite(entry, message["id"], result, size)
+        except ToolNameConflict as exc:
+            self.exit_message = f"toolcap proxy: {exc}"
+            self._reply_error(message["id"], str(exc))
+            self._end("conflict")
+            return None
+        except Exception as exc:
+            # A failure of ours must neither pass an unbounded result through
+            # nor take the relay down: this one answer becomes an error.
+            log.exception("could not bound the result of %s", entry.method)
+            print_error(f"toolcap proxy: could not bound a {entry.method} result: {exc!r}")
+            text = f"toolcap proxy: could not bound this result ({type(exc).__name__})."
+            if entry.method == "tools/call":
+                new_result = {"content": [{"type": "text", "text": text}], "isError": True}
+            else:
+                error = {"code": PROXY_ERROR, "message": text}
+                return {"jsonrpc": "2.0", "id": message["id"], "error": error}
+        if new_result is None or new_result is result:
+            return message
+        return {**message, "result": new_result}
+
+    def _rewrite(
+        self, entry: _Pending, call_id: Any, result: dict[str, Any], size: int
+    ) -> dict[str, Any] | None:
+        """The new result of an intercepted response, or None to leave it as it is."""
+        if entry.method == "tools/call":
+            self._results_in_line.append((entry.name, call_id))
+            # A line within every limit holds a result within them: no work to do.
+            if self._hooks.fits(entry.name, size):
+                return None
+            return self._hooks.tool_result(entry.name, call_id, result)
+        if entry.method == "resources/read":
+            if self._hooks.fits(None, size):
+                return None
+            return self._hooks.resource_result(entry.name, call_id, result)
+        if entry.method == "tools/list":
+            return self._hooks.tools_list(result, entry.first_page)
+        if entry.method == "initialize":
+            return self._initialize_result(result)
+        return None
+
+    def _initialize_result(self, result: dict[str, Any]) -> dict[str, Any] | None:
+        capabilities = result.get("capabilities")
+        if not isinstance(capabilities, dict) or self._hooks.read_artifact_name is None:
+            return None
+        if "tools" in capabilities:
+            return None
+        # The upstream has no tools, but the proxy offers read_artifact for what
+        # it cuts from resources: advertise tools and answer tools/list here.
+        self._upstream_has_tools = False
+        return {**result, "capabilities": {**capabilities, "tools": {}}}
+
+    def _malformed(self, line: bytes, why: str) -> None:
+        size = len(line)
+        log.error("ignored a malformed message from the upstream server (%d bytes): %s", size, why)
+        print_error(
+            f"toolcap proxy: ignored a malformed message from the upstream server ({size} bytes)"
+        )
+        self._notify_client_log(
+            f"toolcap proxy: ignored a malformed message from the upstream server ({size} bytes)"
+        )
+        # If the broken line was the response to a call, answer that call now
+        # rather than leaving the client waiting for it forever.
+        for window in (line[:4096], line[-4096:]):
+            for match in _ID_PATTERN.finditer(window):
+                try:
+                    call_id = json.loads(match.group(1))
+                except ValueError:
+                    continue
+                with self._lock:
+                    entry = self._pending.pop(call_id, None)
+                if entry is None or entry.cancelled:
+                    continue
+                why_text = (
+                    "toolcap proxy: the upstream server sent a malformed response to this call."
+                )
+                if entry.method == "tools/call":
+                    self._reply_tool_error(call_id, why_text)
+                else:
+                    self._reply_error(call_id, why_text)
+                return
+
+    # -- writing to the client ----------------------------------------------
+
+    def _to_client(self, data: bytes) -> None:
+        try:
+            self._client_out.write_line(data)
+        except WriterClosed:
+            self._end("client")
+
+    def _reply(self, call_id: Any, result: dict[str, Any]) -> None:
+        self._to_client(dumps({"jsonrpc": "2.0", "id": call_id, "result": result}))
+
+    def _reply_error(self, call_id: Any, text: str) -> None:
+        error = {"code": PROXY_ERROR, "message": self._hooks.error_text(text)}
+        self._to_client(dumps({"jsonrpc": "2.0", "id": call_id, "error": error}))
+
+    def _reply_tool_error(self, call_id: Any, text: str) -> None:
+        self._reply(call_id, {"content": [{"type": "text", "text": text}], "isError": True})
+
+    def _notify_client_log(self, text: str) -> None:
+        note = {
+            "jsonrpc": "2.0",
+            "method": "notifications/message",
+            "params": {"level": "error", "logger": "toolcap", "data": text},
+        }
+        self._to_client(dumps(note))

@@ -1,0 +1,99 @@
+"""`toolcap proxy --url`: an upstream reached over Streamable HTTP, with auth headers."""
+
+from __future__ import annotations
+
+import queue
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from anyio.from_thread import BlockingPortal
+
+from proxy.proxy_helpers import BIGSERVER, REF, Client, base_env, proxy_argv, text_of, write_config
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def http_url() -> Iterator[str]:
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, str(BIGSERVER), "--http", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    ready: queue.Queue[bool] = queue.Queue()
+
+    def watch() -> None:
+        assert server.stderr is not None
+        for line in server.stderr:
+            if "Uvicorn running" in line:
+                ready.put(True)
+        ready.put(False)
+
+    threading.Thread(target=watch, daemon=True).start()
+    try:
+        assert ready.get(timeout=60), "the HTTP test server did not start"
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def client(
+    portal: BlockingPortal,
+    artifacts: Path,
+    http_url: str,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Client]:
+    home = tmp_path_factory.mktemp("http")
+    config = write_config(home / "toolcap.toml", '[tools."*"]\nsize_threshold = "32KB"\n')
+    argv = proxy_argv("--url", http_url, "--header", "X-Test-Token: secret-123")
+    with Client(portal, argv, base_env(artifacts, config), home / "stderr.log") as connected:
+        yield connected
+
+
+def test_an_http_upstream_is_relayed_with_its_server_info(client: Client) -> None:
+    assert client.init.server_info.name == "bigserver"
+    assert client.session is not None
+    names = [tool.name for tool in client.run(client.session.list_tools).tools]
+    assert names[-1] == "read_artifact"
+
+
+def test_headers_given_with_header_reach_the_http_upstream(client: Client) -> None:
+    assert text_of(client.call("header", {"name": "x-test-token"})) == ["secret-123"]
+
+
+def test_results_from_an_http_upstream_are_bounded_and_readable_back(client: Client) -> None:
+    (text,) = text_of(client.call("big_text", {"size": 3_000_000}))
+    assert len(text.encode()) <= 32 * 1024
+    (ref,) = REF.findall(text)
+    back = client.call("read_artifact", {"ref": ref, "offset": 0, "length": 20})
+    assert text_of(back)[0] == "line 0000000 the qui"
+
+
+def test_progress_from_an_http_upstream_reaches_the_client(client: Client) -> None:
+    seen: list[float] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        seen.append(value)
+
+    assert text_of(client.call("slow", {"steps": 3}, progress_callback=on_progress)) == [
+        "did 3 steps"
+    ]
+    assert seen == [1, 2, 3]
+
+
+def test_sampling_requests_from_an_http_upstream_reach_the_client(client: Client) -> None:
+    assert text_of(client.call("sample", {"prompt": "over http?"})) == ["sampled: forty-two"]
+    assert client.sampled[-1] == "over http?"
