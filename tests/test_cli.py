@@ -96,7 +96,17 @@ def test_bad_arguments_and_configuration_are_one_line_and_exit_2(
 def test_an_unknown_option_is_a_usage_error_with_exit_2() -> None:
     result = run("cap", "--frobnicate")
     assert result.returncode == 2
-    assert b"unrecognized arguments: --frobnicate" in result.stderr
+    assert result.stderr.decode() == (
+        "toolcap: error: unrecognized arguments: --frobnicate (see 'toolcap --help')\n"
+    )
+
+
+def test_a_closed_standard_output_is_a_one_line_error() -> None:
+    result = subprocess.run([*TOOLCAP, "cap"], input=b"x", stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, check=False, timeout=60,
+                            preexec_fn=lambda: os.close(1))
+    assert result.returncode == 2
+    assert result.stderr == b"toolcap: error: standard output is closed\n"
 
 
 def test_the_config_named_by_toolcap_config_is_used(workdir: Path, tmp_path: Path) -> None:

@@ -81,6 +81,15 @@ def test_pyproject_tool_table_is_read(tmp_path: Path) -> None:
     assert config.source == str(tmp_path / "pyproject.toml")
 
 
+@pytest.mark.parametrize("text", ["tool = 5\n", "[tool]\ntoolcap = 5\n"])
+def test_a_pyproject_with_a_malformed_tool_table_is_a_clear_error(
+    tmp_path: Path, text: str
+) -> None:
+    path = write(tmp_path / "pyproject.toml", text)
+    with pytest.raises(ConfigError, match=r"no \[tool\.toolcap\] table"):
+        load_config(path, env={})
+
+
 def test_a_pyproject_without_a_toolcap_table_is_passed_over(tmp_path: Path) -> None:
     write(tmp_path / "pyproject.toml", '[project]\nname = "x"\n')
     assert find_config_file(tmp_path, env={}) is None or find_config_file(
@@ -183,3 +192,15 @@ def test_configuration_built_in_code_is_validated_too() -> None:
 def test_unknown_tools_lists_configured_names_the_caller_does_not_have() -> None:
     config = Config.from_mapping({"tools": {"*": "8KB", "Read": "8KB", "Old": "8KB"}})
     assert config.unknown_tools(["Read", "Bash"]) == ["Old"]
+
+
+@pytest.mark.parametrize("template", ["x {} y", "x {0} y", "bad \ud800 {kept}"])
+def test_markers_with_positional_fields_or_surrogates_are_refused(template: str) -> None:
+    with pytest.raises(ConfigError, match="marker"):
+        Config(tools={"*": {"marker": template}})
+
+
+def test_a_marker_field_with_a_conversion_still_renders() -> None:
+    config = Config(tools={"*": {"marker": "[{dropped!s} cut]", "size_threshold": "1KB"}})
+    marker = config.for_tool("x").marker
+    assert marker.render(original=4096, kept=1024, reference=None) == "[3.0 KB cut]"

@@ -45,3 +45,10 @@ def test_every_case_has_its_three_files() -> None:
     for name in NAMES:
         assert (CASES / f"{name}.toml").is_file(), name
         assert (CASES / f"{name}.out").is_file(), name
+
+
+def test_a_reference_too_long_for_the_limit_falls_back_to_a_short_marker() -> None:
+    result = cap_text(b"\xff" * 5000, "1KB", reference="r" * 2000)
+    assert result.truncated
+    assert result.kept_bytes <= 1024
+    assert result.text == "[toolcap: truncated]"

@@ -300,3 +300,54 @@ def test_configured_tools_the_caller_never_uses_are_a_warning_only(
     assert [r.getMessage() for r in caplog.records] == [
         "configuration names tool 'Ghost', which is not in use"
     ]
+
+
+def test_many_small_parts_collapse_under_one_marker_and_one_artifact() -> None:
+    store = MemoryStore()
+    policy, _ = make_policy(sink=store)
+    blocks = [f"block {i:03d} " + "x" * 90 + "\n" for i in range(500)]
+    (result,) = policy.finalize([ToolResponse("mcp_tool", blocks)])
+    assert result.parts is not None and len(result.parts) == 500
+    assert result.delivered_bytes <= 32 * KB
+    whole = [i for i, part in enumerate(result.parts) if part == blocks[i]]
+    assert whole == list(range(len(whole))) and len(whole) > 250  # a prefix kept whole
+    cut_at = len(whole)
+    assert "[toolcap: output truncated" in result.parts[cut_at]
+    assert all(part == "" for part in result.parts[cut_at + 1 :])
+    (reference,) = result.artifacts  # type: ignore[misc]
+    assert store.writes == 1
+    rest = "\n".join(blocks[cut_at:]).encode()
+    assert store.read_bytes(reference, 0, len(rest) + 10) == rest
+
+
+def test_the_joined_text_of_several_parts_stays_within_the_bound() -> None:
+    config = Config(tools={"*": {"size_threshold": "1KB", "marker": "[cut]", "strategy": "head"}})
+    policy, _ = make_policy(config)
+    (result,) = policy.finalize([ToolResponse("t", ["a" * 2000, "b" * 2000])])
+    assert result.text is not None
+    assert len(result.text.encode()) == result.delivered_bytes <= 1024
+
+
+class LongReferenceSink:
+    """A store that answers with a URL rather than a short reference."""
+
+    def put(self, data: bytes, *, tool: str | None = None) -> str:
+        return "s3://a-bucket/" + "k" * 200
+
+
+def test_a_reference_too_long_for_a_marker_is_not_named_and_the_bound_holds() -> None:
+    policy, stderr = make_policy(sink=LongReferenceSink())
+    (result,) = policy.finalize([ToolResponse("Read", "r" * 100 * KB)])
+    assert result.delivered_bytes <= 32 * KB
+    assert "s3://" not in result.text  # type: ignore[operator]
+    assert result.artifacts == ()
+    assert "unusable reference" in stderr.getvalue()
+
+
+def test_a_producer_reference_too_long_for_a_marker_is_recorded_but_not_named() -> None:
+    policy, _ = make_policy(Config(tools={"*": {"size_threshold": "1KB"}}))
+    long_reference = "file:///" + "p" * 300
+    (result,) = policy.finalize([ToolResponse("Read", "r" * 5000, artifacts=(long_reference,))])
+    assert result.delivered_bytes <= 1024
+    assert result.artifacts == (long_reference,)
+    assert long_reference not in result.text  # type: ignore[operator]

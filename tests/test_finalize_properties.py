@@ -47,16 +47,21 @@ def test_every_batch_is_bounded_by_threshold_and_ceiling(
         assert (result.parts is None) == (response.content is None)
         if result.parts is None:
             continue
-        encoded = [part.encode("utf-8") for part in result.parts]  # always valid UTF-8
-        assert result.delivered_bytes == sum(len(e) for e in encoded)
+        assert result.text is not None
+        # What a caller sends (the joined text) is what is counted: always valid UTF-8.
+        assert result.delivered_bytes == len(result.text.encode("utf-8"))
         originals = parts_of(response)
         assert len(result.parts) == len(originals)
-        whole = sum(len(p.encode()) for p in originals)
+        whole = len("\n".join(originals).encode())
         assert result.delivered_bytes <= whole  # no response grows
         if threshold is not None:
             assert result.delivered_bytes <= threshold
         if result.capped_by is None:
             assert list(result.parts) == originals
+            continue
+        # A cut says so: a marker stands in the response, unless its whole share of
+        # the budget was too small to hold one.
+        assert "[toolcap:" in result.text or result.delivered_bytes < 200
         for part, original in zip(result.parts, originals, strict=True):
             if part != original:
                 assert "[toolcap:" in part or part == ""

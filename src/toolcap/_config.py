@@ -92,6 +92,15 @@ class Config:
         """Validate a configuration table (as TOML would give it)."""
         return _parse(data, source)
 
+    def with_tool(self, name: str, **values: object) -> Config:
+        """This configuration with ``values`` set in tool ``name``'s own table (None: unset)."""
+        given = {key: value for key, value in values.items() if value is not None}
+        if not given:
+            return self
+        tools = dict(self.tools)
+        tools[name] = {**tools.get(name, {}), **given}
+        return replace(self, tools=tools)
+
     def with_env(self, env: Mapping[str, str] | None = None) -> Config:
         """Apply the ``TOOLCAP_*`` environment overrides."""
         env = os.environ if env is None else env
@@ -99,6 +108,7 @@ class Config:
         threshold = env.get("TOOLCAP_SIZE_THRESHOLD")
         if threshold:
             limit = parse_limit(threshold, key="TOOLCAP_SIZE_THRESHOLD")
+            # None (unlimited) must be written as a value here, not skipped as unset.
             tools = dict(config.tools)
             tools["*"] = {**tools.get("*", {}), "size_threshold": limit}
             config = replace(config, tools=tools)
@@ -237,9 +247,10 @@ def find_config_file(
 
 def _has_toolcap_table(pyproject: Path) -> bool:
     try:
-        return "toolcap" in _read_toml(pyproject).get("tool", {})
+        tool = _read_toml(pyproject).get("tool", {})
     except ConfigError:
         return False
+    return isinstance(tool, Mapping) and "toolcap" in tool
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -270,9 +281,10 @@ def load_config(
         return Config().with_env(env)
     data = _read_toml(file)
     if file.name == "pyproject.toml":
-        table = data.get("tool", {}).get("toolcap")
-        if table is None:
+        tool = data.get("tool", {})
+        table = tool.get("toolcap") if isinstance(tool, Mapping) else None
+        if not isinstance(table, Mapping):
             raise ConfigError("no [tool.toolcap] table", file=str(file))
-        data = table
+        data = dict(table)
     return Config.from_mapping(data, source=str(file)).with_env(env)
 

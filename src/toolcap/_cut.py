@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import AnyStr, Literal
 
 from ._errors import ConfigError
-from ._marker import SHORT_MARKER, Marker
+from ._marker import REFERENCE_LENGTH, SHORT_MARKER, Marker
 from ._sizes import parse_limit
 from ._utf8 import decode, head_boundary, sanitize, tail_boundary
 
@@ -62,16 +62,23 @@ def plan_cut(
     head_ratio: float = 0.2,
     marker: Marker | None = None,
     stored: bool = False,
+    reference: str | None = None,
 ) -> CutPlan:
     """Split the content budget of ``limit`` between head and tail.
 
     The budget is what is left after the widest possible marker and the line
-    breaks around it, so the plan does not depend on the input.
+    breaks around it, so the plan does not depend on the input. The marker's
+    room depends on the reference it names: ``reference`` itself, or with
+    ``stored`` one of the standard length (a stream learns its reference last).
     """
     check_strategy(strategy)
     marker = marker or _DEFAULT_MARKER
     separators = 2 if strategy == "head_tail" else 1
-    content = limit - marker.reserve(stored=stored) - separators
+    if reference is not None:
+        reference_length = len(reference.encode("utf-8"))
+    else:
+        reference_length = REFERENCE_LENGTH if stored else 0
+    content = limit - marker.reserve(reference_length) - separators
     if content <= 0:
         return CutPlan(0, 0, marker, strategy)
     if strategy == "head":
@@ -144,6 +151,8 @@ def _assemble_replacing(
         result = _join(plan, head_text, tail_text, kept, original_bytes, reference)
         if result.kept_bytes <= limit:
             return result
+        if not kept_head and not kept_tail:
+            return _fallback(original_bytes, limit)
         # Only replacement characters grow a text (one invalid byte becomes three), so
         # giving back a third of the excess per round converges in a few rounds.
         give_back = max(1, (result.kept_bytes - limit) // 3)
@@ -222,7 +231,7 @@ def cut(
             if len(text) <= limit:
                 return CapResult(text, False, len(text), len(text))
             plan = plan_cut(limit, strategy=strategy, head_ratio=head_ratio, marker=marker,
-                            stored=reference is not None)
+                            reference=reference)
             return _assemble_ascii(plan, text, limit, reference, snap_lines)
         try:
             data = text.encode("utf-8")
@@ -240,7 +249,7 @@ def cut(
             if size <= limit:
                 return CapResult(decoded, False, len(data), size)
     plan = plan_cut(limit, strategy=strategy, head_ratio=head_ratio, marker=marker,
-                    stored=reference is not None)
+                    reference=reference)
     tail = data[len(data) - plan.tail :] if plan.tail else b""
     return assemble(plan, data[: plan.head + 1], tail, original_bytes=len(data), limit=limit,
                     reference=reference, snap_lines=snap_lines)

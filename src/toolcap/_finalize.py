@@ -16,13 +16,18 @@ from ._allocate import water_fill
 from ._config import Config, ToolPolicy, load_config
 from ._cut import cut
 from ._diagnostics import observe
-from ._notice import Cap, emit_notice, logger, notice_line
-from ._utf8 import decode, sanitize, utf8_size
+from ._marker import MAX_REFERENCE_LENGTH, REFERENCE_LENGTH
+from ._notice import Cap, emit_notice, failure_reason, logger, notice_line
+from ._utf8 import decode, is_valid, sanitize, utf8_size
 
 if TYPE_CHECKING:
     from .protocols import ArtifactSink
 
 __all__ = ["FinalizedResponse", "Policy", "ToolResponse"]
+
+# A cut that keeps less than this beside its marker says nothing useful: below it,
+# the parts of a response are collapsed under one marker instead.
+_MIN_CONTENT = 64
 
 Part = str | bytes
 Content = str | bytes | Sequence[Part] | None
@@ -118,8 +123,17 @@ class _Work:
         self.sizes = list(self.whole_sizes)
 
     @property
+    def separators(self) -> int:
+        """Bytes of the newlines that join the parts into ``FinalizedResponse.text``."""
+        return max(0, len(self.whole) - 1)
+
+    @property
+    def whole_size(self) -> int:
+        return sum(self.whole_sizes) + self.separators
+
+    @property
     def delivered_size(self) -> int:
-        return sum(self.sizes)
+        return sum(self.sizes) + self.separators
 
 
 class Policy:
@@ -171,7 +185,7 @@ class Policy:
 
                 sink = open_store(self.config.artifacts, limits=self.config.store)
             except Exception as error:  # any failure to open means: keep nothing, say why
-                sink = _Unavailable(_reason(error))
+                sink = _Unavailable(failure_reason(error))
                 logger.warning("artifact store unavailable: %s", sink.reason)
             self._sink = sink
         return sink
@@ -224,7 +238,7 @@ class Policy:
 
     def _apply_threshold(self, work: _Work, io: bool) -> None:
         threshold = work.policy.size_threshold
-        if threshold is not None and sum(work.whole_sizes) > threshold:
+        if threshold is not None and work.whole_size > threshold:
             self._cut_to(work, threshold, io)
             work.capped_by = "size_threshold"
             if io:
@@ -244,37 +258,78 @@ class Policy:
 
     def _cut_to(self, work: _Work, budget: int, io: bool) -> None:
         # Always cut from the original, so a second cut never nests a marker.
-        for index, allowed in enumerate(water_fill(work.whole_sizes, budget)):
-            if allowed >= work.whole_sizes[index]:
+        budget = max(0, budget - work.separators)
+        shares = water_fill(work.whole_sizes, budget)
+        policy = work.policy
+        smallest_cut = policy.marker.reserve(REFERENCE_LENGTH) + _MIN_CONTENT
+        if len(shares) > 1 and any(
+            share < size and share < smallest_cut
+            for share, size in zip(shares, work.whole_sizes, strict=True)
+        ):
+            self._collapse(work, budget, io)
+            return
+        for index, share in enumerate(shares):
+            if share >= work.whole_sizes[index]:
                 continue
-            policy = work.policy
-            result = cut(work.originals[index], allowed, strategy=policy.strategy,
+            reference = self._spill_once(work, index, io)
+            result = cut(work.originals[index], share, strategy=policy.strategy,
                          head_ratio=policy.head_ratio, marker=policy.marker,
-                         reference=self._reference(work, index, io))
-            work.parts[index] = result.text
-            work.sizes[index] = result.kept_bytes
-            work.cut_any = True
+                         reference=reference)
+            self._set_part(work, index, result.text, result.kept_bytes)
 
-    def _reference(self, work: _Work, index: int, io: bool) -> str | None:
+    def _collapse(self, work: _Work, budget: int, io: bool) -> None:
+        """Too many parts for a marker in each: keep the first whole, one marker for the rest.
+
+        The parts from the first that does not fit are joined and cut (head) into
+        that part, with one reference to their joined text; later parts become
+        empty, so the number and order of parts stay.
+        """
+        room = budget - work.policy.marker.reserve(REFERENCE_LENGTH) - 1
+        first, kept = 0, 0
+        while kept + work.whole_sizes[first] <= room:
+            kept += work.whole_sizes[first]
+            first += 1
+        reference = self._spill_once(work, first, io, rest=True)
+        rest = "\n".join(work.whole[first:])
+        result = cut(rest, budget - kept, strategy="head", marker=work.policy.marker,
+                     reference=reference)
+        self._set_part(work, first, result.text, result.kept_bytes)
+        for index in range(first + 1, len(work.parts)):
+            self._set_part(work, index, "", 0)
+
+    @staticmethod
+    def _set_part(work: _Work, index: int, text: str, size: int) -> None:
+        work.parts[index] = text
+        work.sizes[index] = size
+        work.cut_any = True
+
+    def _spill_once(self, work: _Work, index: int, io: bool, *, rest: bool = False) -> str | None:
+        """Store part ``index`` (with ``rest``, it and all after it) once; its reference."""
         decided = work.response.artifacts
         if decided is not None:
-            if len(decided) == len(work.originals):
-                return decided[index]
-            return decided[0] if decided else None
-        if index in work.attempted:
-            return work.references.get(index)
+            chosen = decided[index] if len(decided) == len(work.originals) else (
+                decided[0] if decided else None)
+            return chosen if _fits_marker(chosen) else None
+        key = -1 - index if rest else index
+        if key in work.attempted:
+            return work.references.get(key)
         if not io or not work.policy.spill or self._sink is None:
             return None
-        work.attempted.add(index)
+        work.attempted.add(key)
         original = work.originals[index]
-        data = original if isinstance(original, bytes) else work.whole[index].encode("utf-8")
+        if rest:
+            data = "\n".join(work.whole[index:]).encode("utf-8")
+        elif isinstance(original, bytes):
+            data = original
+        else:
+            data = work.whole[index].encode("utf-8")
         reference, reason = self._put(data, work.response.tool)
         observe("spill", "artifact", data, tool=work.response.tool, call_id=work.response.call_id,
                 artifacts=(reference,) if reference else (), changed=False)
         if reference is None:
             work.not_kept = reason
             return None
-        work.references[index] = reference
+        work.references[key] = reference
         return reference
 
     def _observe(self, stage: str, work: _Work, *, changed: bool) -> None:
@@ -289,16 +344,19 @@ class Policy:
         """The tri-state artifact record of a response so far."""
         if work.response.artifacts is not None or not work.cut_any:
             return work.response.artifacts
-        return tuple(work.references[index] for index in sorted(work.references))
+        return tuple(work.references[key] for key in sorted(work.references, key=abs))
 
     def _put(self, data: bytes, tool: str | None) -> tuple[str | None, str | None]:
         sink = self.sink
         if sink is None:
             return None, "no artifact store"
         try:
-            return sink.put(data, tool=tool), None
+            reference = sink.put(data, tool=tool)
+            if not _fits_marker(reference):
+                raise ValueError(f"the store returned an unusable reference {reference!r:.80}")
+            return reference, None
         except Exception as error:  # a store failure must never reach the agent loop
-            reason = _reason(error)
+            reason = failure_reason(error)
             logger.warning("could not keep the full output of %s: %s", tool or "a tool", reason)
             return None, reason
 
@@ -307,7 +365,9 @@ class Policy:
             return FinalizedResponse(response.tool, response.call_id, response.is_error, None,
                                      0, 0, None, response.artifacts)
         artifacts = self._record(work)
-        original = sum(len(p) if isinstance(p, bytes) else utf8_size(p) for p in work.originals)
+        original = work.separators + sum(
+            len(p) if isinstance(p, bytes) else utf8_size(p) for p in work.originals
+        )
         return FinalizedResponse(
             response.tool, response.call_id, response.is_error, tuple(work.parts), original,
             work.delivered_size, work.capped_by, artifacts, work.not_kept,
@@ -324,8 +384,11 @@ class _Unavailable:
         raise OSError(self.reason)
 
 
-def _reason(error: BaseException) -> str:
-    text = str(error) or type(error).__name__
-    if isinstance(error, OSError) and error.strerror:
-        text = error.strerror
-    return text.splitlines()[0][:160] if text else type(error).__name__
+def _fits_marker(reference: object) -> bool:
+    """Whether ``reference`` is a short, encodable string a marker can name."""
+    return (
+        isinstance(reference, str)
+        and 0 < len(reference) <= MAX_REFERENCE_LENGTH
+        and reference.isprintable()
+        and is_valid(reference)
+    )

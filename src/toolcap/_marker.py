@@ -23,7 +23,13 @@ from dataclasses import dataclass
 from ._errors import ConfigError
 from ._sizes import human_size
 
-__all__ = ["DEFAULT_MARKER", "MAX_MARKER_BYTES", "Marker"]
+__all__ = [
+    "DEFAULT_MARKER",
+    "MAX_MARKER_BYTES",
+    "MAX_REFERENCE_LENGTH",
+    "REFERENCE_LENGTH",
+    "Marker",
+]
 
 DEFAULT_MARKER = (
     "[toolcap: output truncated, kept {kept} of {original}{where}."
@@ -38,7 +44,10 @@ _FIELDS = frozenset({"original", "kept", "dropped", "where", "reference"})
 # The widest value human_size gives below 1024 GB: reserving room for it makes the
 # cut independent of the sizes it reports, so a stream can be cut before its end.
 _WIDEST_SIZE = "1023.9 KB"
-_WIDEST_REFERENCE = "toolcap:" + "f" * 32
+#: The length of a reference as toolcap's stores write it: ``toolcap:`` and 32 hex digits.
+REFERENCE_LENGTH = len("toolcap:") + 32
+#: References longer than this are recorded but never put in a marker.
+MAX_REFERENCE_LENGTH = 64
 
 
 @dataclass(frozen=True)
@@ -53,8 +62,10 @@ class Marker:
         if not isinstance(template, str):
             raise ConfigError(f"a marker must be a string, got {template!r}", key=key, file=file)
         try:
-            fields = {name for _, name, _, _ in string.Formatter().parse(template) if name}
-        except ValueError as error:
+            template.encode("utf-8")
+            fields = {name for _, name, _, _ in string.Formatter().parse(template)
+                      if name is not None}
+        except (ValueError, UnicodeEncodeError) as error:
             raise ConfigError(
                 f"invalid marker template {template!r}: {error}", key=key, file=file
             ) from None
@@ -67,7 +78,7 @@ class Marker:
                 file=file,
             )
         marker = cls(template)
-        widest = marker.reserve(stored=True)
+        widest = marker.reserve(REFERENCE_LENGTH)
         if widest > MAX_MARKER_BYTES:
             raise ConfigError(
                 f"marker renders to {widest} bytes, over the {MAX_MARKER_BYTES}-byte maximum",
@@ -78,15 +89,21 @@ class Marker:
 
     def render(self, *, original: int, kept: int, reference: str | None) -> str:
         """The marker text for one cut."""
-        dropped = human_size(max(0, original - kept)) if "{dropped}" in self.template else ""
+        dropped = human_size(max(0, original - kept)) if "dropped" in self._fields else ""
         return self._format(human_size(original), human_size(kept), dropped, reference)
 
+    @functools.cached_property
+    def _fields(self) -> frozenset[str]:
+        return frozenset(
+            name for _, name, _, _ in string.Formatter().parse(self.template) if name
+        )
+
     @functools.lru_cache(maxsize=64)  # noqa: B019 - markers are few, frozen and long-lived
-    def reserve(self, *, stored: bool) -> int:
-        """The most bytes this marker can take, whatever sizes it reports."""
-        reference = _WIDEST_REFERENCE if stored else None
+    def reserve(self, reference_length: int = 0) -> int:
+        """The most bytes this marker takes with a reference of that many bytes (0: none)."""
+        reference = "f" * reference_length if reference_length else None
         text = self._format(_WIDEST_SIZE, _WIDEST_SIZE, _WIDEST_SIZE, reference)
-        return len(text.encode("utf-8", "surrogatepass"))
+        return len(text.encode("utf-8"))
 
     def _format(self, original: str, kept: str, dropped: str, reference: str | None) -> str:
         return self.template.format(

@@ -15,7 +15,7 @@ from typing import Literal, TextIO
 
 from ._sizes import human_size
 
-__all__ = ["Cap", "emit_notice", "logger", "notice_line"]
+__all__ = ["Cap", "emit_notice", "failure_reason", "logger", "notice_line"]
 
 Cap = Literal["size_threshold", "batch_ceiling"]
 
@@ -44,3 +44,11 @@ def emit_notice(line: str, *, stderr: TextIO | None = None, to_stderr: bool = Tr
         # A closed or broken stderr must not break the caller's agent loop.
         with contextlib.suppress(OSError, ValueError):
             print(line, file=stream, flush=True)
+
+
+def failure_reason(error: BaseException) -> str:
+    """A short, one-line reason for a store failure (never any content)."""
+    text = str(error) or type(error).__name__
+    if isinstance(error, OSError) and error.strerror:
+        text = error.strerror
+    return text.splitlines()[0][:160] if text else type(error).__name__

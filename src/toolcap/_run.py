@@ -12,6 +12,7 @@ import contextlib
 import os
 import selectors
 import signal
+import stat
 import subprocess
 import threading
 import time
@@ -118,7 +119,7 @@ def run_command(
             _kill_group(group[0], signum)
 
     reader, writer = os.pipe()
-    _widen(reader)
+    widen_pipe(reader, _READ)
     try:
         with _forwarding(forward):
             try:
@@ -209,12 +210,16 @@ def _next_wait(now: float, *moments: float | None, poll: bool) -> float | None:
     return max(0.0, min(times)) if times else None
 
 
-def _widen(fd: int) -> None:
-    # A larger pipe (Linux) means fewer reads and fewer stalls of a chatty command.
-    with contextlib.suppress(OSError, ImportError, AttributeError):
+def widen_pipe(fd: int, size: int) -> None:
+    """Let the pipe ``fd`` hold ``size`` bytes (Linux): fewer, larger reads and writes.
+
+    Best effort: not a pipe, another system, or over the user's pipe limit, nothing changes.
+    """
+    with contextlib.suppress(OSError, ImportError, AttributeError, ValueError):
         import fcntl
 
-        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), _READ)
+        if stat.S_ISFIFO(os.fstat(fd).st_mode):
+            fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), size)
 
 
 def _kill_group(pgid: int, signum: int) -> None:

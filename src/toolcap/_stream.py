@@ -22,11 +22,11 @@ from typing import Protocol
 
 from ._cut import CapResult, CutPlan, Strategy, assemble, plan_cut
 from ._marker import Marker
-from ._notice import Cap, logger, notice_line
+from ._notice import Cap, failure_reason, logger, notice_line
 from ._sizes import Limit
 from ._utf8 import decode
 
-__all__ = ["CapStream", "StreamCutter", "StreamOutcome", "StreamWriter", "failure_reason"]
+__all__ = ["CapStream", "StreamCutter", "StreamOutcome", "StreamWriter"]
 
 
 class StreamWriter(Protocol):
@@ -337,12 +337,3 @@ class CapStream:
         self.not_kept = failure_reason(error)
         logger.warning("could not keep the full output of %s: %s", self._tool or "a tool",
                        self.not_kept)
-
-
-def failure_reason(error: BaseException) -> str:
-    """A short, one-line reason for a store failure (never any content)."""
-    text = str(error) or type(error).__name__
-    if isinstance(error, OSError) and error.strerror:
-        text = error.strerror
-    return text.splitlines()[0][:160] if text else type(error).__name__
-

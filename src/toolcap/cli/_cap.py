@@ -8,15 +8,14 @@ fits is written through byte for byte.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
-import stat
 import sys
 from typing import IO, Any
 
 from .._cut import STRATEGIES, check_head_ratio
 from .._finalize import Policy
 from .._notice import emit_notice
+from .._run import widen_pipe
 from .._sizes import parse_limit
 from .._spill import open_stream
 from .._stream import CapStream, StreamOutcome
@@ -25,10 +24,9 @@ from ._common import (
     add_config_options,
     load_cli_config,
     policy_from,
-    tool_overrides,
 )
 
-__all__ = ["CHUNK", "build_stream", "deliver", "register", "widen_pipe"]
+__all__ = ["CHUNK", "build_stream", "deliver", "register"]
 
 #: Read size. A pipe hands over at most its buffer (64 KB) per read anyway.
 CHUNK = 1 << 18
@@ -90,7 +88,7 @@ def build_stream(args: argparse.Namespace, *, reserve: int = 0) -> tuple[Policy,
     if getattr(args, "head_ratio", None) is not None:
         check_head_ratio(args.head_ratio, key="--head-ratio")
     config = load_cli_config(args)
-    config = tool_overrides(config, args.tool, strategy=getattr(args, "strategy", None),
+    config = config.with_tool(args.tool, strategy=getattr(args, "strategy", None),
                             head_ratio=getattr(args, "head_ratio", None))
     policy = policy_from(config, spill=not args.no_spill)
     if args.limit is not None:
@@ -117,18 +115,6 @@ def deliver(
         emit_notice(line, to_stderr=policy.notices)
 
 
-def widen_pipe(fd: int) -> None:
-    """Let a pipe hold up to :data:`CHUNK` bytes (Linux): fewer, larger reads and writes.
-
-    Best effort: not a pipe, another system, or over the user's pipe limit, nothing changes.
-    """
-    with contextlib.suppress(OSError, ValueError, AttributeError):
-        import fcntl
-
-        if stat.S_ISFIFO(os.fstat(fd).st_mode):
-            fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), CHUNK)
-
-
 def _less(limit: int | None, reserve: int) -> int | None:
     return None if limit is None else max(1, limit - reserve)
 
@@ -145,7 +131,7 @@ def _open(path: str | None) -> IO[bytes]:
     if path is None or path == "-":
         # Unbuffered: each read returns what the pipe has, with no extra copy.
         source = os.fdopen(os.dup(sys.stdin.fileno()), "rb", buffering=0)
-        widen_pipe(source.fileno())
+        widen_pipe(source.fileno(), CHUNK)
         return source
     try:
         return open(path, "rb", buffering=0)

@@ -8,7 +8,7 @@ from dataclasses import replace
 from .._config import Config, load_config
 from .._finalize import Policy
 
-__all__ = ["CommandError", "add_config_options", "load_cli_config", "tool_overrides"]
+__all__ = ["CommandError", "add_config_options", "load_cli_config"]
 
 
 class CommandError(Exception):
@@ -35,16 +35,6 @@ def load_cli_config(args: argparse.Namespace) -> Config:
     if getattr(args, "artifacts", None):
         config = replace(config, artifacts=args.artifacts)
     return config
-
-
-def tool_overrides(config: Config, tool: str, **values: object) -> Config:
-    """``config`` with command-line values set on ``tool``'s own table."""
-    given = {key: value for key, value in values.items() if value is not None}
-    if not given:
-        return config
-    tools = dict(config.tools)
-    tools[tool] = {**tools.get(tool, {}), **given}
-    return replace(config, tools=tools)
 
 
 def policy_from(config: Config, *, spill: bool = True) -> Policy:

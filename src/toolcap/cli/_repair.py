@@ -32,7 +32,8 @@ from .._finalize import FinalizedResponse, Policy, ToolResponse
 from .._jsonspan import Located
 from .._repair import Conversation, RepairError, ToolOutput, read_conversation, splice_pieces
 from .._sizes import human_size, parse_limit
-from ._common import CommandError, add_config_options, load_cli_config, tool_overrides
+from ..store._refs import format_ref
+from ._common import CommandError, add_config_options, load_cli_config
 
 __all__ = ["PROGRESS_MIN_BYTES", "backup_path", "register"]
 
@@ -125,7 +126,7 @@ def _policy(config: Config, chosen: list[ToolOutput], over: int, *, store: bool,
     config = replace(config, batch_ceiling=None, notices=False)
     for name in sorted({output.tool for output in chosen}):
         threshold = config.for_tool(name).size_threshold
-        config = tool_overrides(config, name,
+        config = config.with_tool(name,
                                 size_threshold=over if threshold is None else min(over, threshold))
     if not spill:
         return Policy(config, sink=None)
@@ -138,7 +139,7 @@ class _HashOnly:
     """A sink that stores nothing and answers the reference a store would give."""
 
     def put(self, data: bytes, *, tool: str | None = None) -> str:
-        return "toolcap:" + hashlib.sha256(data).hexdigest()[:32]
+        return format_ref(hashlib.sha256(data).hexdigest())
 
 
 def _timeline(conversation: Conversation, rows: list[tuple[ToolOutput, FinalizedResponse]],

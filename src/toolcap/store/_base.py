@@ -314,7 +314,8 @@ class ArtifactStore(ABC):
 
     def list(self) -> builtins.list[ArtifactInfo]:
         """Every artifact's record, newest first."""
-        infos = [self._info_or_none(ident, mtime) for ident, _, mtime in self._scan()]
+        entries = self._guarded(self._scan)
+        infos = [self._info_or_none(ident, mtime) for ident, _, mtime in entries]
         found = [info for info in infos if info is not None]
         return sorted(found, key=lambda i: (-i.created, i.ref))
 
