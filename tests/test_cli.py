@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -115,3 +116,29 @@ def test_the_config_named_by_toolcap_config_is_used(workdir: Path, tmp_path: Pat
     result = run("cap", stdin=b"y" * 10000, cwd=workdir, env={"TOOLCAP_CONFIG": str(named)})
     assert result.returncode == 0
     assert len(result.stdout) <= 1024
+
+
+def test_cap_json_fits_the_text_field_to_the_wire_budget_and_keeps_the_input(
+    workdir: Path, tmp_path: Path
+) -> None:
+    # Tabs and quotes double in JSON: 120 KB of text is well over 64 KB once escaped.
+    data = b'a\tb"c\n' * 20000
+    store = tmp_path / "store"
+    result = run("cap", "--json", "--limit", "200KB", "--artifacts", str(store), stdin=data,
+                 cwd=workdir)
+    assert result.returncode == 0
+    document = json.loads(result.stdout)
+    assert toolcap.json_size(document["text"]) <= 64 * 1024
+    assert document["truncated"] is True and document["capped_by"] == "wire_budget"
+    (reference,) = document["artifacts"]
+    assert reference in document["text"]
+    shown = run("artifacts", "cat", reference, "--artifacts", str(store), cwd=workdir)
+    assert shown.stdout == data
+
+
+def test_cap_json_of_a_small_input_reports_it_unchanged(workdir: Path) -> None:
+    result = run("cap", "--json", stdin=b"hello\n", cwd=workdir)
+    assert json.loads(result.stdout) == {
+        "tool": "cap", "text": "hello\n", "truncated": False, "capped_by": None,
+        "original_bytes": 6, "delivered_bytes": 6, "artifacts": None,
+    }

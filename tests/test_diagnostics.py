@@ -245,10 +245,14 @@ def test_an_unwritable_log_changes_no_result_and_raises_nothing(
     assert result == expected
 
 
-def test_bad_arguments_never_raise(log: Path) -> None:
+def test_bad_arguments_never_raise_and_good_calls_still_log(log: Path) -> None:
     observe("received", "content", 12345, changed=True)  # type: ignore[arg-type]
     observe("received", "content", "x", artifacts=42, changed=True)  # type: ignore[arg-type]
     observe("received", "content", "x", changed=True, wire_budget="big")  # type: ignore[arg-type]
+    observe("written", "frame", "after", changed=True)
+    events = read_events(log)
+    assert events, "a well-formed call after bad ones must still be logged"
+    assert events[-1]["stage"] == "written"
 
 
 def test_names_that_could_carry_content_are_not_written(log: Path) -> None:

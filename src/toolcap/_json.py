@@ -42,6 +42,22 @@ DEFAULT_WIRE_MARKER = (
     "\n[toolcap: {omitted} of {original} omitted here to fit the {budget} wire limit]\n"
 )
 
+
+def wire_marker(references: Sequence[str] = ()) -> str:
+    """The wire marker, naming where the full text is kept.
+
+    A marker has at most 200 bytes: one reference is named in full, several
+    (at most three) by their 16-digit prefix, which still resolves.
+    """
+    if not references:
+        return DEFAULT_WIRE_MARKER
+    if len(references) == 1:
+        shown = references[0]
+    else:
+        shown = ", ".join(ref[: len("toolcap:") + 16] for ref in references[:3])
+    head, _, tail = DEFAULT_WIRE_MARKER.rpartition("]")
+    return f"{head}; full text kept as {shown}]{tail}"
+
 #: The text of the single block that replaces a list of blocks whose empty
 #: structure alone exceeds the budget. Fields: ``{count}``, ``{original}``, ``{budget}``.
 DEFAULT_COLLAPSE_MARKER = "[toolcap: {count} ({original}) omitted to fit the {budget} wire limit]"

@@ -137,11 +137,6 @@ class StreamCutter:
         return self.limit is None
 
     @property
-    def over(self) -> bool:
-        """Whether the stream is already known to be cut (longer than the limit)."""
-        return self.limit is not None and self.total > self.limit
-
-    @property
     def held(self) -> bytes:
         """The stream so far, while it is held whole (empty once it is over the limit)."""
         return bytes(self._whole) if self._whole is not None else b""

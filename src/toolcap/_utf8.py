@@ -11,8 +11,6 @@ __all__ = [
     "utf8_size",
 ]
 
-_REPLACEMENT = "\ufffd"
-
 
 def is_valid(text: str) -> bool:
     """True when ``text`` encodes as UTF-8 (it holds no surrogate code point)."""

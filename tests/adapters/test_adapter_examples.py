@@ -9,8 +9,6 @@ from pathlib import Path
 
 import pytest
 
-import toolcap
-
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 NEEDS = {
     "openai_loop": "openai",
@@ -25,8 +23,6 @@ NEEDS = {
 def test_example_runs_offline_and_bounds_its_tool_results(name: str, tmp_path: Path) -> None:
     if NEEDS[name]:
         pytest.importorskip(NEEDS[name])
-    if name == "plain_python" and not hasattr(toolcap, "bounded"):
-        pytest.skip("toolcap.bounded is not exported yet")
     env = {**os.environ, "TOOLCAP_ARTIFACTS": str(tmp_path / "artifacts")}
     env.pop("TOOLCAP_CONFIG", None)
     done = subprocess.run(

@@ -63,7 +63,7 @@ def test_the_input_dict_is_not_modified() -> None:
 
 def test_audio_over_the_media_threshold_is_stored_and_named() -> None:
     store = MemoryStore()
-    data = bytes(range(256)) * 64  # 16 KB
+    data = bytes(range(256)) * 64  # 16 KB, 21.3 KB as base64: media are measured as sent
     result = {
         "content": [
             {"type": "audio", "data": base64.b64encode(data).decode(), "mimeType": "audio/wav"}
@@ -72,7 +72,7 @@ def test_audio_over_the_media_threshold_is_stored_and_named() -> None:
     bounded = bound_call_tool_result_dict(result, policy(store), tool="t")
     (block,) = bounded.result["content"]
     assert block["type"] == "text"
-    assert "audio audio/wav" in block["text"] and "16.0 KB" in block["text"]
+    assert block["text"].startswith("[audio audio/wav of 21.3 KB not sent: over the 8.0 KB")
     assert bounded.artifacts == (ref_of(data),)
     assert store.read_bytes(ref_of(data)) == data
 

@@ -163,7 +163,7 @@ def test_an_image_over_the_media_threshold_becomes_a_text_naming_its_artifact(
     assert [block.type for block in result.content] == ["text", "text", "text"]
     caption, replaced, done = text_of(result)
     assert (caption, done) == ("here is the image", "done")
-    assert "image/png" in replaced and "390.6 KB" in replaced
+    assert "image/png" in replaced and "520.8 KB" in replaced
     (ref,) = REF.findall(replaced)
     assert open_store(artifacts).read_bytes(ref) == server.payload(400_000, "image")
     assert "(media_threshold)" in client.stderr()

@@ -248,6 +248,6 @@ def test_filesystem_a_large_media_file_is_replaced_by_a_text_naming_its_artifact
     result = filesystem.call("read_media_file", {"path": str(files / "picture.png")})
     (block,) = result.content
     assert block.type == "text"
-    assert "image/png" in block.text and "390.6 KB" in block.text
+    assert "image/png" in block.text and "520.8 KB" in block.text
     (ref,) = REF.findall(block.text)
     assert open_store(artifacts).read_bytes(ref) == data

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._finalize import FinalizedResponse, Policy, ToolResponse
-from .._notice import emit_notice
+from .._notice import emit_notice, notice_line
 from .._sizes import human_size
-from .._utf8 import utf8_size
+from .._utf8 import sanitize, utf8_size
 
 __all__ = [
     "UNKNOWN_TOOL",
@@ -177,32 +177,40 @@ def media_size(media: Media) -> int:
     return utf8_size(media.data) if media.plain else len(media.data)
 
 
-def _payload(media: Media) -> bytes:
-    """The bytes to keep: what the base64 text stands for, else the text itself."""
-    if not media.plain:
-        try:
-            return base64.b64decode("".join(media.data.split()), validate=True)
-        except (binascii.Error, ValueError):
-            pass  # not base64 after all: keep the text as it was sent
-    return media.data.encode("utf-8", "replace")
+def base64_payload(data: str) -> bytes:
+    """The bytes a base64 text stands for; a text that is not base64 is kept as it was sent."""
+    try:
+        return base64.b64decode("".join(data.split()), validate=True)
+    except (binascii.Error, ValueError):
+        return sanitize(data).encode("utf-8")
+
+
+def keep_media(
+    policy: Policy, tool: str, what: str, payload: bytes, size: int, limit: int, *, io: bool
+) -> tuple[str, str | None]:
+    """Keep a medium over the media limit; the text that replaces it, and its reference.
+
+    ``size`` is the medium's size as sent (its base64 text). Without ``io``
+    nothing is stored or printed (the send-boundary guard).
+    """
+    text = f"[{what} of {human_size(size)} not sent: over the {human_size(limit)} media limit"
+    if not io:
+        return text + "]", None
+    spill = policy.for_tool(tool).spill
+    reference = policy.spill(payload, tool=tool) if spill else None
+    if reference:
+        text += f"; kept as {reference}]"
+    else:
+        text += "; it could not be kept]" if spill else "]"
+    emit_notice(notice_line(tool, utf8_size(text), size, "media_threshold"),
+                to_stderr=policy.notices)
+    return text, reference
 
 
 def _media_note(policy: Policy, tool: str, media: Media, limit: int, io: bool) -> str:
     """Keep a medium over the limit (when ``io``) and return the text that replaces it."""
-    size = media_size(media)
-    text = f"[{media.what} of {human_size(size)} not sent: over the {human_size(limit)} media limit"
-    if io:
-        reference = (
-            policy.spill(_payload(media), tool=tool) if policy.for_tool(tool).spill else None
-        )
-        text += f"; kept as {reference}]" if reference else "; it could not be kept]"
-        emit_notice(
-            f"{tool}: sent {human_size(utf8_size(text))} of {human_size(size)}"
-            " to the assistant (media_threshold)",
-            to_stderr=policy.notices,
-        )
-    else:
-        text += "]"
+    payload = media.data.encode("utf-8") if media.plain else base64_payload(media.data)
+    text, _ = keep_media(policy, tool, media.what, payload, media_size(media), limit, io=io)
     return text
 
 

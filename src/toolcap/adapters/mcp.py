@@ -22,8 +22,6 @@ the SDK is imported only for the latter.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -31,10 +29,11 @@ from urllib.parse import urlsplit
 
 from .._diagnostics import observe
 from .._finalize import Policy, ToolResponse
-from .._json import DEFAULT_WIRE_MARKER, json_size, project_json_blocks
-from .._notice import emit_notice
+from .._json import json_size, project_json_blocks, wire_marker
+from .._notice import Cap, emit_notice, notice_line
 from .._sizes import human_size
 from .._utf8 import sanitize, utf8_size
+from ._common import base64_payload, keep_media
 
 __all__ = [
     "BoundedResult",
@@ -94,18 +93,6 @@ class _Slot:
 _REMOVED: Any = object()
 
 
-def _b64_size(data: str) -> int:
-    pad = 2 if data.endswith("==") else 1 if data.endswith("=") else 0
-    return max(0, len(data) * 3 // 4 - pad)
-
-
-def _b64_bytes(data: str) -> bytes:
-    try:
-        return base64.b64decode(data, validate=False)
-    except (binascii.Error, ValueError):
-        return data.encode("utf-8", "surrogatepass")
-
-
 class _Bounder:
     """The work on one result; every step records what it stored."""
 
@@ -133,21 +120,15 @@ class _Bounder:
     def replace_media(self, what: str, data: bytes, size: int) -> str:
         """Store a medium whole; return the text that stands in its place."""
         self.changed = True
-        reference = self.policy.spill(data, tool=self.tool) if self.spill_on else None
-        limit = human_size(self.media_threshold or 0)
-        text = f"[{what} of {human_size(size)} not sent: over the {limit} media limit"
+        limit = self.media_threshold or 0
+        text, reference = keep_media(self.policy, self.tool, what, data, size, limit, io=True)
         if reference:
             self.artifacts.append(reference)
-            text += f"; kept as {reference}]"
-        else:
-            text += "; it could not be kept]"
-        self.notice(0, size, "media_threshold")
         return text
 
-    def notice(self, kept: int, original: int, cap: str) -> None:
+    def notice(self, kept: int, original: int, cap: Cap) -> None:
         """The notice line of the core, for the caps this module adds."""
-        sizes = f"sent {human_size(kept)} of {human_size(original)}"
-        emit_notice(f"{self.tool}: {sizes} to the assistant ({cap})", to_stderr=self.policy.notices)
+        emit_notice(notice_line(self.tool, kept, original, cap), to_stderr=self.policy.notices)
 
     @property
     def spill_on(self) -> bool:
@@ -193,15 +174,8 @@ class _Bounder:
         # and a block only it cut was never stored: say where each one is kept.
         references = [ref for index in cut if (ref := self.keep(originals[index], stored))]
         if references and not collapsed:
-            # The marker has at most 200 bytes: one reference in full, several by prefix.
-            if len(references) == 1:
-                shown = references[0]
-            else:
-                shown = ", ".join(ref[: len("toolcap:") + 16] for ref in references[:3])
-            head, _, tail = DEFAULT_WIRE_MARKER.rpartition("]")
-            marker = f"{head.rstrip(' …')}; full text kept as {shown}]{tail}"
             projected = project_json_blocks(
-                texts, self.wire_budget, overheads=overheads, marker=marker
+                texts, self.wire_budget, overheads=overheads, marker=wire_marker(references)
             )
         for index in range(len(projected)) if collapsed else cut:
             observe(
@@ -268,10 +242,10 @@ def bound_call_tool_result_dict(
         if kind == "text" and isinstance(block.get("text"), str):
             slots.append(_Slot(block["text"], _overhead(block, "text"), blocks, index))
         elif kind in ("image", "audio") and isinstance(block.get("data"), str):
-            size = _b64_size(block["data"])
+            size = len(block["data"])
             if work.media_over(size):
                 what = f"{kind} {block.get('mimeType') or ''}".strip()
-                text = work.replace_media(what, _b64_bytes(block["data"]), size)
+                text = work.replace_media(what, base64_payload(block["data"]), size)
                 blocks[index] = {"type": "text", "text": text}
         elif kind == "resource" and isinstance(block.get("resource"), dict):
             _resource_block(work, blocks, index, block, slots)
@@ -327,23 +301,23 @@ def _resource_block(
     mime = resource.get("mimeType") or ""
     if isinstance(resource.get("text"), str):
         text = resource["text"]
-        size = len(text.encode("utf-8", "surrogatepass"))
+        size = utf8_size(text)
         if work.media_over(size):
             what = f"embedded resource {uri} {mime}".strip()
             blocks[index] = {
                 "type": "text",
-                "text": work.replace_media(what, text.encode("utf-8", "surrogatepass"), size),
+                "text": work.replace_media(what, sanitize(text).encode("utf-8"), size),
             }
         else:
             overhead = json_size({**block, "resource": {**resource, "text": ""}}) - 2
             slots.append(_Slot(text, overhead, blocks, index, "resource"))
     elif isinstance(resource.get("blob"), str):
-        size = _b64_size(resource["blob"])
+        size = len(resource["blob"])
         if work.media_over(size):
             what = f"embedded resource {uri} {mime}".strip()
             blocks[index] = {
                 "type": "text",
-                "text": work.replace_media(what, _b64_bytes(resource["blob"]), size),
+                "text": work.replace_media(what, base64_payload(resource["blob"]), size),
             }
 
 
@@ -417,10 +391,10 @@ def bound_read_resource_result(
         if isinstance(entry.get("text"), str):
             slots.append(_Slot(entry["text"], _overhead(entry, "text"), entries, index))
         elif isinstance(entry.get("blob"), str):
-            size = _b64_size(entry["blob"])
+            size = len(entry["blob"])
             if work.media_over(size):
                 what = f"resource {entry.get('uri', uri)} {entry.get('mimeType') or ''}".strip()
-                text = work.replace_media(what, _b64_bytes(entry["blob"]), size)
+                text = work.replace_media(what, base64_payload(entry["blob"]), size)
                 plain = {k: v for k, v in entry.items() if k not in ("blob", "mimeType")}
                 entries[index] = {**plain, "mimeType": "text/plain", "text": text}
     work.share(slots, False)

@@ -14,11 +14,13 @@ from typing import IO, Any
 
 from .._cut import STRATEGIES, check_head_ratio
 from .._finalize import Policy
+from .._json import dumps, project_json_text, wire_marker
 from .._notice import emit_notice
 from .._run import widen_pipe
 from .._sizes import parse_limit
 from .._spill import open_stream
 from .._stream import CapStream, StreamOutcome
+from .._utf8 import decode, utf8_size
 from ._common import (
     CommandError,
     add_config_options,
@@ -54,6 +56,9 @@ def register(subparsers: Any) -> None:
                         "[tools.\"*\"] defaults, or [tools.cap])")
     parser.add_argument("--no-spill", action="store_true",
                         help="do not keep the full output in the artifact store")
+    parser.add_argument("--json", action="store_true",
+                        help="write one JSON document (text, sizes, cap, artifacts) whose text "
+                        "field also fits the wire_budget once serialized")
     add_config_options(parser)
     parser.set_defaults(handler=run)
 
@@ -65,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     out = sys.stdout.buffer
     try:
         while chunk := _read(source, args.file):
-            if stream.passthrough:
+            if stream.passthrough and not args.json:
                 out.write(chunk)
             else:
                 stream.write(chunk)
@@ -74,8 +79,42 @@ def run(args: argparse.Namespace) -> int:
         raise
     finally:
         source.close()
-    deliver(stream.close(), policy, args.tool, out)
+    outcome = stream.close()
+    if args.json:
+        out.write(_json_document(outcome, policy, args.tool, spill=not args.no_spill))
+        out.flush()
+        line = outcome.notice(args.tool)
+        if line is not None:
+            emit_notice(line, to_stderr=policy.notices)
+    else:
+        deliver(outcome, policy, args.tool, out)
     return 0
+
+
+def _json_document(outcome: StreamOutcome, policy: Policy, tool: str, *, spill: bool) -> bytes:
+    """The outcome as one JSON line; its text field fits the wire budget once serialized."""
+    text = decode(outcome.output)
+    wire_budget = policy.config.wire_budget
+    sent = text if wire_budget is None else project_json_text(text, wire_budget)
+    reference = outcome.reference
+    if sent is not text and not outcome.truncated and spill and policy.for_tool(tool).spill:
+        # Only the wire cut it: keep the input (held whole, since it fit) like any cut.
+        reference = policy.spill(outcome.output, tool=tool)
+    if reference is not None and sent is not text:
+        sent = project_json_text(text, wire_budget or 0, marker=wire_marker([reference]))
+    artifacts: list[str] | None = None
+    if outcome.truncated or sent is not text:
+        artifacts = [reference] if reference else []
+    document = {
+        "tool": tool,
+        "text": sent,
+        "truncated": outcome.truncated or sent is not text,
+        "capped_by": outcome.capped_by or ("wire_budget" if sent is not text else None),
+        "original_bytes": outcome.original_bytes,
+        "delivered_bytes": utf8_size(sent),
+        "artifacts": artifacts,
+    }
+    return (dumps(document) + "\n").encode("utf-8")
 
 
 def build_stream(args: argparse.Namespace, *, reserve: int = 0) -> tuple[Policy, CapStream]:
@@ -97,6 +136,9 @@ def build_stream(args: argparse.Namespace, *, reserve: int = 0) -> tuple[Policy,
     else:
         threshold = policy.for_tool(args.tool).size_threshold
         ceiling = config.batch_ceiling
+    if getattr(args, "json", False) and threshold is None and ceiling is None:
+        # No text bound at all: the wire budget bounds the document, so hold no more.
+        threshold = config.wire_budget
     stream = open_stream(policy, args.tool, threshold=_less(threshold, reserve),
                          ceiling=_less(ceiling, reserve), spill=not args.no_spill)
     return policy, stream

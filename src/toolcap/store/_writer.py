@@ -52,11 +52,6 @@ class ArtifactWriter:
         """The reference, once committed."""
         return self._ref
 
-    @property
-    def bytes_written(self) -> int:
-        """Bytes received so far (the size of the original)."""
-        return self._total
-
     def write(self, chunk: bytes | bytearray | memoryview) -> None:
         """Append ``chunk`` to the artifact. Raises StoreError if the store fails."""
         if self._closed:
