@@ -101,27 +101,32 @@ def assemble(
 ) -> CapResult:
     """Build the cut text from the input's first and last bytes.
 
-    ``head`` is the input's first ``plan.head + 1`` bytes (the extra byte tells
-    whether the cut splits a character) and ``tail`` its last ``plan.tail`` bytes.
+    ``head`` starts with the input's first ``plan.head + 1`` bytes (the extra byte
+    tells whether the cut splits a character) and ``tail`` ends with its last
+    ``plan.tail`` bytes; both may be the whole input, which spares a copy.
     Invalid UTF-8 is replaced; if that makes the text grow past ``limit``, the
     slices shrink until it fits.
     """
     if plan.head == 0 and plan.tail == 0:
         return _fallback(original_bytes, limit)
     head_end = head_boundary(head, plan.head) if plan.head else 0
-    tail_start = tail_boundary(tail, len(tail) - plan.tail) if plan.tail else len(tail)
-    kept_head = head[:head_end]
-    kept_tail = tail[tail_start:]
+    # Where ``tail`` sits in the input: the tail never starts before the head ends
+    # (an input shorter than the plan, which replacement characters can make too long).
+    tail_offset = original_bytes - len(tail)
+    start = max(len(tail) - plan.tail, head_end - tail_offset)
+    tail_start = tail_boundary(tail, start) if plan.tail else len(tail)
     if snap_lines:
-        kept_head, kept_tail = _snap(kept_head, kept_tail)
+        head_end, tail_start = _snap_bytes(head, head_end, tail, tail_start)
     try:
-        # Valid UTF-8 (the usual case): sizes are known without encoding again.
-        head_text = kept_head.decode("utf-8")
-        tail_text = kept_tail.decode("utf-8")
+        # Valid UTF-8 (the usual case): decoded straight from the input, and the
+        # sizes are known without encoding again.
+        head_text = str(memoryview(head)[:head_end], "utf-8")
+        tail_text = str(memoryview(tail)[tail_start:], "utf-8")
     except UnicodeDecodeError:
-        return _assemble_replacing(plan, kept_head, kept_tail, original_bytes, limit, reference)
-    return _join(plan, head_text, tail_text, len(kept_head) + len(kept_tail), original_bytes,
-                 reference)
+        return _assemble_replacing(plan, head[:head_end], tail[tail_start:], original_bytes,
+                                   limit, reference)
+    kept = head_end + len(tail) - tail_start
+    return _join(plan, head_text, tail_text, kept, original_bytes, reference)
 
 
 def _assemble_ascii(
@@ -148,7 +153,9 @@ def _assemble_replacing(
     while True:
         head_text, tail_text = decode(kept_head), decode(kept_tail)
         kept = len(head_text.encode("utf-8")) + len(tail_text.encode("utf-8"))
-        result = _join(plan, head_text, tail_text, kept, original_bytes, reference)
+        # The marker counts input bytes, as {original} does, not their replacements.
+        result = _join(plan, head_text, tail_text, kept, original_bytes, reference,
+                       kept_input=len(kept_head) + len(kept_tail))
         if result.kept_bytes <= limit:
             return result
         if not kept_head and not kept_tail:
@@ -163,9 +170,19 @@ def _assemble_replacing(
 
 
 def _join(
-    plan: CutPlan, head: str, tail: str, kept: int, original_bytes: int, reference: str | None
+    plan: CutPlan,
+    head: str,
+    tail: str,
+    kept: int,
+    original_bytes: int,
+    reference: str | None,
+    *,
+    kept_input: int | None = None,
 ) -> CapResult:
-    marker = plan.marker.render(original=original_bytes, kept=kept, reference=reference)
+    """Head, marker and tail; ``kept`` is their UTF-8 size, ``kept_input`` the input
+    bytes they came from when that differs (replaced invalid UTF-8)."""
+    shown = kept if kept_input is None else kept_input
+    marker = plan.marker.render(original=original_bytes, kept=shown, reference=reference)
     marker_bytes = len(marker) if marker.isascii() else len(marker.encode("utf-8"))
     if plan.strategy == "head":
         text = f"{head}\n{marker}"
@@ -181,6 +198,20 @@ def _fallback(original_bytes: int, limit: int) -> CapResult:
     # An allocation too small for the marker: say as much as fits, never more.
     text = SHORT_MARKER if len(SHORT_MARKER) <= limit and original_bytes > 0 else ""
     return CapResult(text, True, original_bytes, len(text))
+
+
+def _snap_bytes(head: bytes, head_end: int, tail: bytes, tail_start: int) -> tuple[int, int]:
+    # _snap's rule, on positions in the input rather than on copies of it.
+    if head_end:
+        at = head.rfind(b"\n", head_end - min(_SNAP_WINDOW, head_end // 4), head_end)
+        if at >= 0:
+            head_end = at
+    kept_tail = len(tail) - tail_start
+    if kept_tail:
+        at = tail.find(b"\n", tail_start, tail_start + min(_SNAP_WINDOW, kept_tail // 4))
+        if at >= 0:
+            tail_start = at + 1
+    return head_end, tail_start
 
 
 def _snap(head: AnyStr, tail: AnyStr) -> tuple[AnyStr, AnyStr]:
@@ -250,8 +281,7 @@ def cut(
                 return CapResult(decoded, False, len(data), size)
     plan = plan_cut(limit, strategy=strategy, head_ratio=head_ratio, marker=marker,
                     reference=reference)
-    tail = data[len(data) - plan.tail :] if plan.tail else b""
-    return assemble(plan, data[: plan.head + 1], tail, original_bytes=len(data), limit=limit,
+    return assemble(plan, data, data, original_bytes=len(data), limit=limit,
                     reference=reference, snap_lines=snap_lines)
 
 

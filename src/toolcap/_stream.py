@@ -222,7 +222,7 @@ class StreamCutter:
     def _cut(self, limit: int, reference: str | None) -> CapResult:
         plan = self._plan(limit, reference is not None)
         head = bytes(self._head[: plan.head + 1])
-        tail = bytes(self._tail[len(self._tail) - plan.tail :]) if plan.tail else b""
+        tail = bytes(self._tail[max(0, len(self._tail) - plan.tail) :]) if plan.tail else b""
         return assemble(plan, head, tail, original_bytes=self.total, limit=limit,
                         reference=reference, snap_lines=self._snap)
 
