@@ -77,7 +77,9 @@ class Exit:
         if self.timed_out:
             parts.append(f"timed out after {_seconds(self.timeout)}, process group killed")
         elif self.forwarded:
-            parts.append(f"interrupted ({', '.join(_name(s) for s in self.forwarded)} forwarded)")
+            # Each signal once, however often it came: the line must fit its reserve.
+            names = ", ".join(_name(s) for s in dict.fromkeys(self.forwarded))
+            parts.append(f"interrupted ({names} forwarded)")
         if self.signal is not None:
             parts.append(f"killed by signal {_name(self.signal)} ({self.signal})")
         parts.append(f"exit status {self.status}")

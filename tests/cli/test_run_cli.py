@@ -216,3 +216,14 @@ def test_output_held_open_by_a_background_child_is_not_waited_for_forever(
 
 def test_a_timed_out_command_that_exits_cleanly_does_not_report_success() -> None:
     assert _run.Exit(0, timed_out=True, timeout=2).status == 124
+
+
+def test_the_status_line_fits_its_reserve_however_often_ctrl_c_was_pressed() -> None:
+    from toolcap.cli._run import STATUS_RESERVE
+
+    ended = _run.Exit(-signal.SIGKILL, timed_out=False, forwarded=(signal.SIGINT,) * 50
+                      + (signal.SIGTERM,) * 50)
+    line = ended.line()
+    assert line == ("[interrupted (SIGINT, SIGTERM forwarded); killed by signal SIGKILL (9); "
+                    "exit status 137]")
+    assert len(line.encode()) + 1 <= STATUS_RESERVE
