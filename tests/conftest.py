@@ -1,0 +1,20 @@
+"""Keep the test suite off the user's own cache: the default artifact store goes to a
+temporary directory for the whole run (subprocesses inherit it)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+
+import pytest
+
+_CACHE = tempfile.mkdtemp(prefix="toolcap-tests-cache-")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    os.environ["XDG_CACHE_HOME"] = _CACHE
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(_CACHE, ignore_errors=True)
