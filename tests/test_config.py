@@ -92,9 +92,7 @@ def test_a_pyproject_with_a_malformed_tool_table_is_a_clear_error(
 
 def test_a_pyproject_without_a_toolcap_table_is_passed_over(tmp_path: Path) -> None:
     write(tmp_path / "pyproject.toml", '[project]\nname = "x"\n')
-    assert find_config_file(tmp_path, env={}) is None or find_config_file(
-        tmp_path, env={}
-    ) != tmp_path / "pyproject.toml"
+    assert find_config_file(tmp_path, env={}) != tmp_path / "pyproject.toml"
 
 
 def test_toolcap_toml_wins_over_pyproject_in_the_same_directory(tmp_path: Path) -> None:

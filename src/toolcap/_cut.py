@@ -13,9 +13,20 @@ from typing import AnyStr, Literal
 from ._errors import ConfigError
 from ._marker import REFERENCE_LENGTH, SHORT_MARKER, Marker
 from ._sizes import parse_limit
-from ._utf8 import decode, head_boundary, sanitize, tail_boundary
+from ._utf8 import decode, head_boundary, sanitize, tail_boundary, utf8_size
 
-__all__ = ["STRATEGIES", "CapResult", "CutPlan", "Strategy", "assemble", "cap_text", "plan_cut"]
+__all__ = [
+    "STRATEGIES",
+    "CapResult",
+    "CutPlan",
+    "Strategy",
+    "assemble",
+    "cap_text",
+    "check_head_ratio",
+    "check_strategy",
+    "cut",
+    "plan_cut",
+]
 
 Strategy = Literal["head", "tail", "head_tail"]
 STRATEGIES: tuple[Strategy, ...] = ("head", "tail", "head_tail")
@@ -116,7 +127,7 @@ def assemble(
     start = max(len(tail) - plan.tail, head_end - tail_offset)
     tail_start = tail_boundary(tail, start) if plan.tail else len(tail)
     if snap_lines:
-        head_end, tail_start = _snap_bytes(head, head_end, tail, tail_start)
+        head_end, tail_start = _snap(head, head_end, tail, tail_start)
     try:
         # Valid UTF-8 (the usual case): decoded straight from the input, and the
         # sizes are known without encoding again.
@@ -135,10 +146,10 @@ def _assemble_ascii(
     # The same cut as assemble(), on str slices: no encoding, no decoding.
     if plan.head == 0 and plan.tail == 0:
         return _fallback(len(text), limit)
-    head = text[: plan.head]
-    tail = text[len(text) - plan.tail :] if plan.tail else ""
+    head_end, tail_start = plan.head, len(text) - plan.tail
     if snap_lines:
-        head, tail = _snap(head, tail)
+        head_end, tail_start = _snap(text, head_end, text, tail_start)
+    head, tail = text[:head_end], text[tail_start:]
     return _join(plan, head, tail, len(head) + len(tail), len(text), reference)
 
 
@@ -183,7 +194,7 @@ def _join(
     bytes they came from when that differs (replaced invalid UTF-8)."""
     shown = kept if kept_input is None else kept_input
     marker = plan.marker.render(original=original_bytes, kept=shown, reference=reference)
-    marker_bytes = len(marker) if marker.isascii() else len(marker.encode("utf-8"))
+    marker_bytes = utf8_size(marker)
     if plan.strategy == "head":
         text = f"{head}\n{marker}"
     elif plan.strategy == "tail":
@@ -200,33 +211,23 @@ def _fallback(original_bytes: int, limit: int) -> CapResult:
     return CapResult(text, True, original_bytes, len(text))
 
 
-def _snap_bytes(head: bytes, head_end: int, tail: bytes, tail_start: int) -> tuple[int, int]:
-    # _snap's rule, on positions in the input rather than on copies of it.
+def _snap(head: AnyStr, head_end: int, tail: AnyStr, tail_start: int) -> tuple[int, int]:
+    """Move the head's end back, and the tail's start forward, to a nearby line break.
+
+    Works on positions in the input (``str`` or ``bytes``), so nothing is copied.
+    """
+    newline = "\n" if isinstance(head, str) else b"\n"
     if head_end:
-        at = head.rfind(b"\n", head_end - min(_SNAP_WINDOW, head_end // 4), head_end)
+        at = head.rfind(newline, head_end - min(_SNAP_WINDOW, head_end // 4), head_end)
         if at >= 0:
             head_end = at
     kept_tail = len(tail) - tail_start
     if kept_tail:
-        at = tail.find(b"\n", tail_start, tail_start + min(_SNAP_WINDOW, kept_tail // 4))
+        window_end = tail_start + min(_SNAP_WINDOW, kept_tail // 4)
+        at = tail.find(newline, tail_start, window_end)
         if at >= 0:
             tail_start = at + 1
     return head_end, tail_start
-
-
-def _snap(head: AnyStr, tail: AnyStr) -> tuple[AnyStr, AnyStr]:
-    newline = "\n" if isinstance(head, str) else b"\n"
-    if head:
-        window = min(_SNAP_WINDOW, len(head) // 4)
-        at = head.rfind(newline, len(head) - window)
-        if at >= 0:
-            head = head[:at]
-    if tail:
-        window = min(_SNAP_WINDOW, len(tail) // 4)
-        at = tail.find(newline, 0, window)
-        if at >= 0:
-            tail = tail[at + 1 :]
-    return head, tail
 
 
 def check_strategy(strategy: str, *, key: str | None = None, file: str | None = None) -> Strategy:
@@ -276,7 +277,7 @@ def cut(
         data = bytes(text)
         if len(data) <= limit:
             decoded = decode(data)
-            size = len(decoded.encode("utf-8")) if not decoded.isascii() else len(decoded)
+            size = utf8_size(decoded)
             if size <= limit:
                 return CapResult(decoded, False, len(data), size)
     plan = plan_cut(limit, strategy=strategy, head_ratio=head_ratio, marker=marker,
@@ -307,7 +308,8 @@ def cap_text(
         head_ratio: with ``head_tail``, the share of the content budget for the head.
         marker: a marker template (see :mod:`toolcap._marker`), or the default.
         reference: the artifact reference of the stored original, if any.
-        snap_lines: move each cut back to a line break within 1 KB when there is one.
+        snap_lines: move each cut to a line break when one is close (within a
+            quarter of the part kept, at most 1 KB).
 
     Text that fits is returned as is: the same object when it is a valid ``str``.
     Cost grows with ``limit``, not with the input, for ``bytes`` and ASCII ``str``;
@@ -320,12 +322,10 @@ def cap_text(
     if parsed is None:
         if isinstance(text, str):
             clean = sanitize(text)
-            size = len(clean) if clean.isascii() else len(clean.encode("utf-8"))
+            size = utf8_size(clean)
             return CapResult(clean, False, size, size)
         decoded = decode(text)
-        return CapResult(decoded, False, len(text), len(decoded.encode("utf-8")))
+        return CapResult(decoded, False, len(text), utf8_size(decoded))
     return cut(text, parsed, strategy=strategy, head_ratio=head_ratio, marker=template,
                reference=reference, snap_lines=snap_lines)
 
-
-__all__ += ["check_head_ratio", "check_strategy", "cut"]

@@ -8,7 +8,7 @@ from dataclasses import replace
 from .._config import Config, load_config
 from .._finalize import Policy
 
-__all__ = ["CommandError", "add_config_options", "load_cli_config"]
+__all__ = ["CommandError", "add_config_options", "load_cli_config", "policy_from"]
 
 
 class CommandError(Exception):
@@ -41,5 +41,3 @@ def policy_from(config: Config, *, spill: bool = True) -> Policy:
     """The finalizer for a command: the configured store, or none with ``--no-spill``."""
     return Policy(config) if spill else Policy(config, sink=None)
 
-
-__all__ += ["policy_from"]

@@ -101,10 +101,10 @@ class ArtifactStore(ABC):
         max_artifact_size: int | str | None = Limits.DEFAULT_ARTIFACT,
         max_total_size: int | str | None = Limits.DEFAULT_TOTAL,
         max_age_days: float | None = Limits.DEFAULT_AGE_DAYS,
-        clock: Clock = time.time,
+        clock: Clock | None = None,
     ) -> None:
         self.limits = Limits.build(max_artifact_size, max_total_size, max_age_days)
-        self.clock = clock
+        self.clock: Clock = clock or time.time
 
     # ------------------------------------------------------------------ backend
     @property

@@ -63,12 +63,11 @@ class FsspecStore(ArtifactStore):
         max_age_days: float | None = Limits.DEFAULT_AGE_DAYS,
         clock: Clock | None = None,
     ) -> None:
-        kwargs: dict[str, Any] = {} if clock is None else {"clock": clock}
         super().__init__(
             max_artifact_size=max_artifact_size,
             max_total_size=max_total_size,
             max_age_days=max_age_days,
-            **kwargs,
+            clock=clock,
         )
         try:
             import fsspec.core  # type: ignore[import-untyped]

@@ -26,7 +26,7 @@ import re
 import stat
 import tempfile
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from toolcap._errors import StoreError
 from toolcap.store._base import ArtifactStore, Clock
@@ -67,12 +67,11 @@ class LocalStore(ArtifactStore):
         max_age_days: float | None = Limits.DEFAULT_AGE_DAYS,
         clock: Clock | None = None,
     ) -> None:
-        kwargs: dict[str, Any] = {} if clock is None else {"clock": clock}
         super().__init__(
             max_artifact_size=max_artifact_size,
             max_total_size=max_total_size,
             max_age_days=max_age_days,
-            **kwargs,
+            clock=clock,
         )
         path = default_root() if root is None else Path(os.fsdecode(root)).expanduser()
         self.root = path.absolute()

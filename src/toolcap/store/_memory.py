@@ -6,7 +6,7 @@ import dataclasses
 import io
 import threading
 from collections.abc import Callable
-from typing import IO, Any
+from typing import IO
 
 from toolcap.store._base import ArtifactStore, Clock
 from toolcap.store._limits import Limits
@@ -30,12 +30,11 @@ class MemoryStore(ArtifactStore):
         max_age_days: float | None = Limits.DEFAULT_AGE_DAYS,
         clock: Clock | None = None,
     ) -> None:
-        kwargs: dict[str, Any] = {} if clock is None else {"clock": clock}
         super().__init__(
             max_artifact_size=max_artifact_size,
             max_total_size=max_total_size,
             max_age_days=max_age_days,
-            **kwargs,
+            clock=clock,
         )
         self._data: dict[str, bytes] = {}
         self._info: dict[str, ArtifactInfo] = {}
