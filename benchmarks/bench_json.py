@@ -24,12 +24,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from toolcap._json import (
+from toolcap.core._json import (
     DEFAULT_WIRE_MARKER,
     json_size,
     project_json_text,
 )
-from toolcap._sizes import human_size
+from toolcap.core._sizes import human_size
 
 BUDGET = 65536
 MB = 1 << 20

@@ -6,8 +6,11 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from pathlib import Path
 
 import pytest
+
+from helpers import Toolcap
 
 _CACHE = tempfile.mkdtemp(prefix="toolcap-tests-cache-")
 
@@ -18,3 +21,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(_CACHE, ignore_errors=True)
+
+
+@pytest.fixture
+def toolcap(tmp_path: Path) -> Toolcap:
+    """The ``toolcap`` command, isolated under ``tmp_path`` (see :class:`helpers.Toolcap`)."""
+    return Toolcap(tmp_path)

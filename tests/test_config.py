@@ -8,7 +8,7 @@ import pytest
 
 from toolcap import Config, ConfigError, ToolPolicy, load_config
 from toolcap._config import find_config_file
-from toolcap._marker import DEFAULT_MARKER
+from toolcap.core._marker import DEFAULT_MARKER
 
 KB = 1024
 DESIGN_EXAMPLE = """

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from toolcap._diagnostics import ENV_VAR, STAGES, BoundaryLog, observe
-from toolcap._json import dumps, json_size, project_json_text
+from toolcap.core._json import dumps, json_size, project_json_text
 
 SECRET = "sk-live-5f1e0c2d9a7b4e3f"
 PATH = "/home/alice/projects/payroll/salaries-2026.csv"

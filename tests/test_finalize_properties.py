@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from _strategies import large_text
 from toolcap import Config, Policy, ToolResponse
-from toolcap._utf8 import sanitize
+from toolcap.core._utf8 import sanitize
 
 PROPERTY = settings(max_examples=150, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

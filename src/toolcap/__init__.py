@@ -10,13 +10,13 @@ artifact store that the model can read back.
 """
 
 from ._config import Config, StoreLimits, ToolPolicy, load_config
-from ._cut import CapResult, cap_text
-from ._errors import ConfigError, StoreError
 from ._finalize import FinalizedResponse, Policy, ToolResponse
-from ._json import json_size, project_json_blocks, project_json_text
-from ._marker import DEFAULT_MARKER
-from ._sizes import human_size, parse_limit, parse_size
 from .adapters._decorator import bounded
+from .core._cut import CapResult, cap_text
+from .core._errors import ConfigError, StoreError
+from .core._json import json_size, project_json_blocks, project_json_text
+from .core._marker import DEFAULT_MARKER
+from .core._sizes import human_size, parse_limit, parse_size
 
 __all__ = [
     "DEFAULT_MARKER",

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from ._cut import Strategy, check_head_ratio, check_strategy
-from ._errors import ConfigError
-from ._marker import Marker
-from ._sizes import Limit, parse_limit
+from .core._cut import Strategy, check_head_ratio, check_strategy
+from .core._errors import ConfigError
+from .core._marker import Marker
+from .core._sizes import Limit, parse_limit
 
 if sys.version_info >= (3, 11):
     import tomllib

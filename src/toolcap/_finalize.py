@@ -12,13 +12,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TextIO
 
-from ._allocate import water_fill
 from ._config import Config, ToolPolicy, load_config
-from ._cut import cut
 from ._diagnostics import observe
-from ._marker import MAX_REFERENCE_LENGTH, REFERENCE_LENGTH
 from ._notice import Cap, emit_notice, failure_reason, logger, notice_line
-from ._utf8 import decode, is_valid, sanitize, utf8_size
+from .core._allocate import water_fill
+from .core._cut import cut
+from .core._marker import MAX_REFERENCE_LENGTH, REFERENCE_LENGTH
+from .core._utf8 import decode, is_valid, sanitize, utf8_size
 
 if TYPE_CHECKING:
     from .protocols import ArtifactSink

@@ -13,7 +13,7 @@ import logging
 import sys
 from typing import Literal, TextIO
 
-from ._sizes import human_size
+from .core._sizes import human_size
 
 __all__ = ["Cap", "emit_notice", "failure_reason", "logger", "notice_line"]
 

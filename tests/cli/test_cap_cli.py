@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cli.cli_helpers import PYTHON, TOOLCAP, Toolcap, reference_of
+from helpers import PYTHON, TOOLCAP, Toolcap, reference_of
 from toolcap import cap_text
 
 MB = 1024 * 1024

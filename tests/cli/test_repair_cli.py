@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from cli.cli_helpers import Toolcap
-from toolcap._repair import read_conversation
-from toolcap._utf8 import utf8_size
+from helpers import Toolcap
+from toolcap.core._utf8 import utf8_size
+from toolcap.sessions._repair import read_conversation
 
 DATA = Path(__file__).parent.parent / "data" / "repair"
 FIXTURES = ["chat.json", "chat.jsonl", "responses.json", "anthropic.json", "anthropic.jsonl"]

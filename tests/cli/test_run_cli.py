@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from cli.cli_helpers import PYTHON, Toolcap, reference_of
-from toolcap import _run, human_size
+from helpers import PYTHON, Toolcap, reference_of
+from toolcap import human_size
+from toolcap.shell import _run
 
 STATUS = re.compile(rb"\[[^\n]*exit status \d+\]\n\Z")
 

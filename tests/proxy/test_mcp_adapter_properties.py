@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from _strategies import large_text, limits
 from toolcap import Config, Policy
-from toolcap._json import json_size
 from toolcap.adapters.mcp import bound_call_tool_result_dict
+from toolcap.core._json import json_size
 from toolcap.store import MemoryStore
 
 KB = 1024

@@ -1,13 +1,10 @@
-"""Fixtures for the artifact store tests: stores of every kind, a movable clock, the CLI."""
+"""Fixtures for the artifact store tests: stores of every kind and a movable clock."""
 
 from __future__ import annotations
 
 import contextlib
-import os
-import subprocess
-import sys
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,7 +13,6 @@ from toolcap.store import ArtifactStore, LocalStore, MemoryStore
 
 HOUR = 3600.0
 DAY = 86400.0
-TOOLCAP = str(Path(sys.executable).with_name("toolcap"))
 
 
 class FakeClock:
@@ -55,24 +51,6 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ArtifactSt
         yield made
         with contextlib.suppress(FileNotFoundError):
             made.fs.rm(made.url.removeprefix("memory://"), recursive=True)
-
-
-class Toolcap:
-    """Runs the installed ``toolcap`` command in a child process."""
-
-    def __call__(
-        self, *args: str, env: Mapping[str, str] | None = None, input: bytes | None = None
-    ) -> subprocess.CompletedProcess[bytes]:
-        full_env = {**os.environ, **(env or {})}
-        return subprocess.run(
-            [TOOLCAP, *args], env=full_env, input=input, capture_output=True, timeout=120,
-            check=False,
-        )
-
-
-@pytest.fixture
-def toolcap() -> Toolcap:
-    return Toolcap()
 
 
 def _visible(root: Path) -> list[Path]:

@@ -19,8 +19,8 @@ from typing import Any
 
 from .._finalize import FinalizedResponse, Policy, ToolResponse
 from .._notice import emit_notice, notice_line
-from .._sizes import human_size
-from .._utf8 import sanitize, utf8_size
+from ..core._sizes import human_size
+from ..core._utf8 import sanitize, utf8_size
 
 __all__ = [
     "UNKNOWN_TOOL",

@@ -14,7 +14,7 @@ One implementation for the library and the proxy. The rules:
   threshold; otherwise it is dropped (a cut result's structured twin would
   carry the uncut payload), stored, and a short text block says where it went.
 * With a wire budget, the text fields are finally projected so that their
-  JSON serialization fits it (:func:`toolcap._json.project_json_blocks`).
+  JSON serialization fits it (:func:`toolcap.core._json.project_json_blocks`).
 
 Results come in their JSON form (``dict``) or as the SDK's ``CallToolResult``;
 the SDK is imported only for the latter.
@@ -29,10 +29,10 @@ from urllib.parse import urlsplit
 
 from .._diagnostics import observe
 from .._finalize import Policy, ToolResponse
-from .._json import json_size, project_json_blocks, wire_marker
 from .._notice import Cap, emit_notice, notice_line
-from .._sizes import human_size
-from .._utf8 import sanitize, utf8_size
+from ..core._json import json_size, project_json_blocks, wire_marker
+from ..core._sizes import human_size
+from ..core._utf8 import sanitize, utf8_size
 from ._common import base64_payload, keep_media
 
 __all__ = [
@@ -288,7 +288,7 @@ def _structured(work: _Bounder, new: dict[str, Any], structured: Any) -> None:
 
 
 def _json_bytes(value: Any) -> bytes:
-    from .._json import dumps
+    from ..core._json import dumps
 
     return dumps(value).encode("utf-8")
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from .. import __version__
-from .._errors import ConfigError, StoreError
+from ..core._errors import ConfigError, StoreError
 from ._common import CommandError
 
 __all__ = ["main"]

@@ -8,7 +8,7 @@ import sys
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from .._sizes import human_size
+from ..core._sizes import human_size
 from ._common import CommandError, add_config_options, load_cli_config
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """``toolcap cap``: bound a file or standard input to a tool's limit, in constant memory.
 
-The input is read in chunks and cut as it streams (see :mod:`toolcap._stream`):
+The input is read in chunks and cut as it streams (see :mod:`toolcap.shell._stream`):
 what comes out is what the finalizer gives for the same bytes, and an input that
 fits is written through byte for byte.
 """
@@ -12,15 +12,15 @@ import os
 import sys
 from typing import IO, Any
 
-from .._cut import STRATEGIES, check_head_ratio
 from .._finalize import Policy
-from .._json import dumps, project_json_text, wire_marker
 from .._notice import emit_notice
-from .._run import widen_pipe
-from .._sizes import parse_limit
-from .._spill import open_stream
-from .._stream import CapStream, StreamOutcome
-from .._utf8 import decode, utf8_size
+from ..core._cut import STRATEGIES, check_head_ratio
+from ..core._json import dumps, project_json_text, wire_marker
+from ..core._sizes import parse_limit
+from ..core._utf8 import decode, utf8_size
+from ..shell._run import widen_pipe
+from ..shell._spill import open_stream
+from ..shell._stream import CapStream, StreamOutcome
 from ._common import (
     CommandError,
     add_config_options,

@@ -29,9 +29,15 @@ from typing import Any
 
 from .._config import Config
 from .._finalize import FinalizedResponse, Policy, ToolResponse
-from .._jsonspan import Located
-from .._repair import Conversation, RepairError, ToolOutput, read_conversation, splice_pieces
-from .._sizes import human_size, parse_limit
+from ..core._sizes import human_size, parse_limit
+from ..sessions._jsonspan import Located
+from ..sessions._repair import (
+    Conversation,
+    RepairError,
+    ToolOutput,
+    read_conversation,
+    splice_pieces,
+)
 from ..store._refs import format_ref
 from ._common import CommandError, add_config_options, load_cli_config
 

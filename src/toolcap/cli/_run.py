@@ -13,7 +13,7 @@ import math
 import sys
 from typing import Any
 
-from .._run import DRAIN_SECONDS, KILL_GRACE_SECONDS, CommandNotStarted, run_command
+from ..shell._run import DRAIN_SECONDS, KILL_GRACE_SECONDS, CommandNotStarted, run_command
 from ._cap import build_stream, deliver
 from ._common import CommandError, add_config_options
 

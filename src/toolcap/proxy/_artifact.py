@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._sizes import human_size
+from ..core._sizes import human_size
 
 __all__ = ["read_artifact_definition", "read_artifact_result"]
 

@@ -6,7 +6,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from .._json import dumps as _json_dumps
+from ..core._json import dumps as _json_dumps
 
 __all__ = ["Hooks", "ToolNameConflict", "Upstream", "dumps", "print_error"]
 

@@ -18,8 +18,8 @@ from typing import Any
 
 from .._diagnostics import observe
 from .._finalize import Policy
-from .._json import project_json_text
 from ..adapters.mcp import bound_call_tool_result_dict, bound_read_resource_result
+from ..core._json import project_json_text
 from ._artifact import read_artifact_definition, read_artifact_result
 from ._contracts import ToolNameConflict
 

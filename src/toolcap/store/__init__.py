@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from typing import Any, Protocol
 
-from toolcap._errors import StoreError
+from toolcap.core._errors import StoreError
 from toolcap.store._base import ArtifactStore, Clock
 from toolcap.store._fsspec import FsspecStore  # fsspec itself is imported on first use
 from toolcap.store._limits import GRACE_SECONDS, Limits

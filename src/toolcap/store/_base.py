@@ -19,8 +19,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from typing import IO, TypeVar
 
-from toolcap._errors import StoreError
-from toolcap._utf8 import sanitize
+from toolcap.core._errors import StoreError
+from toolcap.core._utf8 import sanitize
 from toolcap.store._gc import evict
 from toolcap.store._limits import GRACE_SECONDS, SNAP_WINDOW, Limits, snap_head, snap_tail
 from toolcap.store._refs import (

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import IO, Any
 
-from toolcap._errors import StoreError
+from toolcap.core._errors import StoreError
 from toolcap.store._base import ArtifactStore, Clock
 from toolcap.store._limits import Limits
 from toolcap.store._refs import ArtifactInfo

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING
 
-from toolcap._errors import StoreError
+from toolcap.core._errors import StoreError
 from toolcap.store._limits import GRACE_SECONDS
 from toolcap.store._refs import PREFIX, GcReport
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from toolcap._errors import ConfigError
-from toolcap._sizes import parse_limit
+from toolcap.core._errors import ConfigError
+from toolcap.core._sizes import parse_limit
 
 __all__ = ["GRACE_SECONDS", "SNAP_WINDOW", "Limits", "snap_head", "snap_tail"]
 

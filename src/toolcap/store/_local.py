@@ -28,7 +28,7 @@ import tempfile
 from pathlib import Path
 from typing import IO
 
-from toolcap._errors import StoreError
+from toolcap.core._errors import StoreError
 from toolcap.store._base import ArtifactStore, Clock
 from toolcap.store._limits import Limits
 from toolcap.store._refs import ArtifactInfo

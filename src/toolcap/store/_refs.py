@@ -12,7 +12,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from toolcap._errors import StoreError
+from toolcap.core._errors import StoreError
 
 __all__ = [
     "ID_LENGTH",

@@ -13,7 +13,7 @@ import hashlib
 from types import TracebackType
 from typing import IO, TYPE_CHECKING
 
-from toolcap._errors import StoreError
+from toolcap.core._errors import StoreError
 from toolcap.store._limits import SNAP_WINDOW, snap_head, snap_tail
 from toolcap.store._refs import ID_LENGTH, ArtifactInfo, format_ref
 

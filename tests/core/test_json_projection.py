@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolcap import human_size
-from toolcap._json import (
+from toolcap.core._json import (
     DEFAULT_WIRE_MARKER,
     TEXT_BLOCK_OVERHEAD,
     dumps,

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from _strategies import large_text, limits
 from toolcap import cap_text
-from toolcap._cut import Strategy
-from toolcap._utf8 import decode, sanitize
+from toolcap.core._cut import Strategy
+from toolcap.core._utf8 import decode, sanitize
 
 MARKER = re.compile(r"\[toolcap: output truncated, kept [^\]\n]* to see the rest\.\]")
 PROPERTY = settings(max_examples=300, deadline=None, derandomize=True,

@@ -19,7 +19,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-CASES = Path(__file__).parent / "data" / "cuts"
+CASES = Path(__file__).parent.parent / "data" / "cuts"
 NAMES = sorted(path.stem for path in CASES.glob("*.in"))
 
 

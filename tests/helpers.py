@@ -1,4 +1,4 @@
-"""Helpers for the command-line tests: run the real ``toolcap`` in an isolated environment."""
+"""Helpers shared by the tests: the real ``toolcap`` command in an isolated environment."""
 
 from __future__ import annotations
 
@@ -22,10 +22,13 @@ class Toolcap:
         self.env["TOOLCAP_ARTIFACTS"] = str(self.artifacts)
         self.env["PYTHONUNBUFFERED"] = "1"
 
-    def __call__(self, *args: str, input: bytes | None = None,
-                 timeout: float = 60) -> subprocess.CompletedProcess[bytes]:
+    def __call__(self, *args: str, input: bytes | None = None, timeout: float = 120,
+                 env: dict[str, str] | None = None,
+                 cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
+        """Run ``toolcap ARGS``; ``env`` adds to (or overrides) the isolated environment."""
         return subprocess.run([TOOLCAP, *args], input=input, capture_output=True,
-                              env=self.env, cwd=self.home, timeout=timeout, check=False)
+                              env={**self.env, **(env or {})}, cwd=cwd or self.home,
+                              timeout=timeout, check=False)
 
     def popen(self, args: Sequence[str], **options: object) -> subprocess.Popen[bytes]:
         return subprocess.Popen([TOOLCAP, *args], env=self.env, cwd=self.home,

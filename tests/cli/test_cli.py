@@ -5,21 +5,17 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import toolcap
-
-TOOLCAP = [sys.executable, "-m", "toolcap"]
+from helpers import TOOLCAP, Toolcap
 
 
 def run(*args: str, stdin: bytes = b"", cwd: Path | None = None,
         env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
-    full_env = {**os.environ, **(env or {})}
-    return subprocess.run([*TOOLCAP, *args], input=stdin, capture_output=True, cwd=cwd,
-                          env=full_env, timeout=60, check=False)
+    return Toolcap(cwd or Path.cwd())(*args, input=stdin, env=env, timeout=60)
 
 
 @pytest.fixture
@@ -103,7 +99,7 @@ def test_an_unknown_option_is_a_usage_error_with_exit_2() -> None:
 
 
 def test_a_closed_standard_output_is_a_one_line_error() -> None:
-    result = subprocess.run([*TOOLCAP, "cap"], input=b"x", stdout=subprocess.DEVNULL,
+    result = subprocess.run([TOOLCAP, "cap"], input=b"x", stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, check=False, timeout=60,
                             preexec_fn=lambda: os.close(1))
     assert result.returncode == 2

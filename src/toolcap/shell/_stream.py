@@ -1,6 +1,6 @@
 """Bound a stream of bytes of any length, holding only what the cut can need.
 
-A cut is planned from the limit alone (:func:`toolcap._cut.plan_cut`), so a
+A cut is planned from the limit alone (:func:`toolcap.core._cut.plan_cut`), so a
 stream needs to keep only the first ``plan.head + 1`` bytes, a ring of the last
 ``plan.tail`` bytes, and, while the stream is still short enough to be passed
 through unchanged, the bytes seen so far (never more than the limit). What comes
@@ -20,11 +20,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from ._cut import CapResult, CutPlan, Strategy, assemble, plan_cut
-from ._marker import Marker
-from ._notice import Cap, failure_reason, logger, notice_line
-from ._sizes import Limit
-from ._utf8 import decode
+from .._notice import Cap, failure_reason, logger, notice_line
+from ..core._cut import CapResult, CutPlan, Strategy, assemble, plan_cut
+from ..core._marker import Marker
+from ..core._sizes import Limit
+from ..core._utf8 import decode
 
 __all__ = ["CapStream", "StreamCutter", "StreamOutcome", "StreamWriter"]
 

@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from toolcap import Config, Policy, StoreError, ToolResponse
-from toolcap._spill import open_stream
-from toolcap._stream import CapStream, StreamCutter, StreamOutcome
+from toolcap.shell._spill import open_stream
+from toolcap.shell._stream import CapStream, StreamCutter, StreamOutcome
 from toolcap.store import MemoryStore
 
 PROPERTY = settings(max_examples=400, deadline=None, derandomize=True,

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolcap._jsonspan import JSONSpanError, Located, parse_value
-from toolcap._repair import splice
+from toolcap.sessions._jsonspan import JSONSpanError, Located, parse_value
+from toolcap.sessions._repair import splice
 
 PROPERTY = settings(max_examples=300, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow])

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolcap._json import _CHUNK, dumps, json_size
+from toolcap.core._json import _CHUNK, dumps, json_size
 
-DATA = Path(__file__).parent / "data" / "json_sizes.json"
+DATA = Path(__file__).parent.parent / "data" / "json_sizes.json"
 
 CONTROLS = [chr(c) for c in range(0x20)]
 CLASSES: dict[str, list[str]] = {

@@ -1,6 +1,6 @@
 """Spill a stream to the artifact store while it is cut, per the configured policy.
 
-:func:`open_stream` builds the :class:`~toolcap._stream.CapStream` a command needs
+:func:`open_stream` builds the :class:`~toolcap.shell._stream.CapStream` a command needs
 from a :class:`~toolcap.Policy`: the tool's threshold, strategy and marker, the
 batch ceiling, and a writer of the policy's store, which runs on a thread of its
 own (:class:`BackgroundWriter`) so that hashing and disk writes overlap reading.
@@ -12,12 +12,12 @@ import queue
 import threading
 from typing import TYPE_CHECKING, Literal
 
-from ._errors import StoreError
-from ._sizes import Limit
+from ..core._errors import StoreError
+from ..core._sizes import Limit
 from ._stream import CapStream, StreamCutter, StreamWriter
 
 if TYPE_CHECKING:
-    from ._finalize import Policy
+    from .._finalize import Policy
 
 __all__ = ["BackgroundWriter", "open_stream"]
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from toolcap._repair import ANTHROPIC, CHAT, RESPONSES, RepairError, read_conversation
+from toolcap.sessions._repair import ANTHROPIC, CHAT, RESPONSES, RepairError, read_conversation
 
 
 def found(data: object, *, lines: bool = False) -> list[tuple[str, str, list[str]]]:

@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..core._utf8 import utf8_size
 from ._jsonspan import JSONSpanError, Located, parse_value, position, skip_space
-from ._utf8 import utf8_size
 
 __all__ = [
     "ANTHROPIC",

@@ -306,7 +306,7 @@ def cap_text(
             A limit below 1 KB is refused with :class:`ConfigError`.
         strategy: keep the ``head``, the ``tail``, or both (``head_tail``).
         head_ratio: with ``head_tail``, the share of the content budget for the head.
-        marker: a marker template (see :mod:`toolcap._marker`), or the default.
+        marker: a marker template (see :mod:`toolcap.core._marker`), or the default.
         reference: the artifact reference of the stored original, if any.
         snap_lines: move each cut to a line break when one is close (within a
             quarter of the part kept, at most 1 KB).
