@@ -8,11 +8,17 @@ import pty
 import shutil
 import subprocess
 import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from helpers import Toolcap
+from helpers import PYTHON, Toolcap
+from toolcap.cli import _repair as repair_cli
+from toolcap.cli import main
+from toolcap.cli._common import CommandError
+from toolcap.cli._repair import FileState, rewrite_in_place
 from toolcap.core._utf8 import utf8_size
 from toolcap.sessions._repair import read_conversation
 
@@ -228,3 +234,61 @@ def test_an_unwritable_output_fails_before_anything_is_stored(toolcap: Toolcap) 
     assert result.returncode == 2 and result.stdout == b""
     assert b"cannot write in missing/dir" in result.stderr
     assert not toolcap.artifacts.exists()
+
+
+APPENDED = '{"role": "user", "content": "written while repair ran"}\n'
+
+
+def _append_from_another_process(path: Path) -> None:
+    """Append one line to ``path`` from a separate process, and wait until it is done."""
+    code = "import sys; open(sys.argv[1], 'a').write(sys.argv[2])"
+    subprocess.run([PYTHON, "-c", code, str(path), APPENDED], check=True, timeout=60)
+
+
+def test_in_place_refuses_rather_than_drop_a_line_appended_while_it_runs(
+    toolcap: Toolcap, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = copy("chat.jsonl", toolcap.home)
+    original = source.read_bytes()
+    real_splice = repair_cli.splice_pieces
+
+    def splice_while_another_process_appends(*args: Any, **kwargs: Any) -> Iterator[str]:
+        # The file was read and its responses bounded; the new text is being written.
+        pieces = real_splice(*args, **kwargs)
+        yield next(pieces)
+        _append_from_another_process(source)
+        yield from pieces
+
+    monkeypatch.setattr(repair_cli, "splice_pieces", splice_while_another_process_appends)
+    monkeypatch.chdir(toolcap.home)
+    for name, value in toolcap.env.items():
+        if name.startswith("TOOLCAP_"):
+            monkeypatch.setenv(name, value)
+    status = main(["repair", str(source), "--over", "2KB", "--in-place"])
+    error = capsys.readouterr().err
+    assert status == 1
+    assert error.count("\n") == 1 and "was written to while it was being repaired" in error
+    # Nothing replaced, nothing lost, nothing left behind.
+    assert source.read_bytes() == original + APPENDED.encode()
+    assert sorted(os.listdir(toolcap.home)) == ["artifacts", "chat.jsonl"]
+    # Run again once it is idle: the line written meanwhile is in the repaired file.
+    monkeypatch.setattr(repair_cli, "splice_pieces", real_splice)
+    assert main(["repair", str(source), "--over", "2KB", "--in-place"]) == 0
+    assert source.read_bytes().endswith(APPENDED.encode())
+    assert (toolcap.home / "chat.jsonl.bak").read_bytes() == original + APPENDED.encode()
+
+
+def test_rewrite_in_place_notices_a_file_replaced_by_another_of_the_same_size(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "session.jsonl"
+    source.write_text(APPENDED)
+    read_as = FileState.of(source.stat())
+    replacement = tmp_path / "other"
+    replacement.write_text(APPENDED.upper())
+    os.utime(replacement, ns=(read_as.modified_ns, read_as.modified_ns))
+    os.replace(replacement, source)  # same size, same time: only the inode tells
+    with pytest.raises(CommandError, match="was written to while it was being repaired"):
+        rewrite_in_place(source, [b"[]\n"], read_as, changed=True)
+    assert source.read_text() == APPENDED.upper()
+    assert sorted(os.listdir(tmp_path)) == ["session.jsonl"]

@@ -23,7 +23,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +41,7 @@ from ..sessions._repair import (
 from ..store._refs import format_ref
 from ._common import CommandError, add_config_options, load_cli_config
 
-__all__ = ["PROGRESS_MIN_BYTES", "backup_path", "register"]
+__all__ = ["PROGRESS_MIN_BYTES", "FileState", "backup_path", "register", "rewrite_in_place"]
 
 #: Files at least this large get a progress bar (on a terminal, with tqdm installed).
 PROGRESS_MIN_BYTES = 8 * 1024 * 1024
@@ -94,8 +94,10 @@ def run(args: argparse.Namespace) -> int:
     lines = args.lines
     if lines is None and path.suffix.lower() in (".jsonl", ".ndjson"):
         lines = True
-    size = _size(path)
-    with _progress(size) as advance:
+    # Taken before the read: a write from now on shows in the state compared before
+    # the file is replaced.
+    read_as = _state(path)
+    with _progress(read_as.size) as advance:
         try:
             # The bytes are not kept: the text holds the same, and big files are big.
             conversation = read_conversation(_read(path), lines=lines, progress=advance)
@@ -118,8 +120,12 @@ def run(args: argparse.Namespace) -> int:
     done = None
     if writing:
         pieces = splice_pieces(conversation.text, edits, ensure_ascii=conversation.ascii)
-        done = _write(path, args.output, (piece.encode("utf-8") for piece in pieces),
-                      changed=bool(edits))
+        data_out = (piece.encode("utf-8") for piece in pieces)
+        if args.output:
+            _atomic_write(Path(args.output), data_out, like=path)
+            done = f"wrote {args.output}"
+        else:
+            done = rewrite_in_place(path, data_out, read_as, changed=bool(edits))
     _timeline(conversation, rows, over, writing=writing, spill=not args.no_spill)
     if done:
         print(done, flush=True)
@@ -176,13 +182,35 @@ def _timeline(conversation: Conversation, rows: list[tuple[ToolOutput, Finalized
     out.flush()
 
 
-def _write(path: Path, output: str | None, data: Iterable[bytes], *, changed: bool) -> str:
-    """Write the repaired file; return what to tell the user."""
-    if output is not None:
-        _atomic_write(Path(output), data, like=path)
-        return f"wrote {output}"
+@dataclass(frozen=True)
+class FileState:
+    """What tells a file apart from itself rewritten: which file, how long, when written.
+
+    A write that keeps all four (same size, within one tick of the file system's
+    clock, in place) goes unnoticed; an append always changes the size.
+    """
+
+    device: int
+    inode: int
+    size: int
+    modified_ns: int
+
+    @classmethod
+    def of(cls, status: os.stat_result) -> FileState:
+        return cls(status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
+
+
+def rewrite_in_place(path: Path, data: Iterable[bytes], read_as: FileState, *,
+                     changed: bool) -> str:
+    """Replace ``path`` with ``data`` (atomically, keeping a backup); what to tell the user.
+
+    ``read_as`` is the state the file was read in. If it was written since (a
+    line appended by the agent still running, say), nothing is replaced and the
+    backup made for it is removed: the new line would otherwise be lost.
+    """
     if not changed:
         return f"{path} unchanged"
+    _refuse_if_changed(path, read_as)
     backup = backup_path(path)
     try:
         os.link(path, backup)  # the original file itself becomes the backup: no copy
@@ -191,8 +219,21 @@ def _write(path: Path, output: str | None, data: Iterable[bytes], *, changed: bo
             shutil.copy2(path, backup)
         except OSError as error:
             raise CommandError(f"cannot keep a backup in {backup}: {error.strerror}") from None
-    _atomic_write(path, data, like=path)
+    try:
+        _atomic_write(path, data, like=path, unless=lambda: _refuse_if_changed(path, read_as))
+    except CommandError:
+        if _same_file(path, backup):  # still a second name of the original: not needed
+            with contextlib.suppress(OSError):
+                backup.unlink()
+        raise
     return f"updated {path} (backup: {backup})"
+
+
+def _refuse_if_changed(path: Path, read_as: FileState) -> None:
+    if _state(path) != read_as:
+        raise CommandError(
+            f"{path} was written to while it was being repaired; nothing was replaced: "
+            "run repair again once the conversation is idle", status=1)
 
 
 def backup_path(path: Path) -> Path:
@@ -208,7 +249,12 @@ def backup_path(path: Path) -> Path:
     return candidate
 
 
-def _atomic_write(target: Path, data: Iterable[bytes], *, like: Path) -> None:
+def _atomic_write(target: Path, data: Iterable[bytes], *, like: Path,
+                  unless: Callable[[], None] | None = None) -> None:
+    """Write ``target`` through a temporary file and a rename.
+
+    ``unless`` runs right before the rename; if it raises, nothing is replaced.
+    """
     directory = target.parent
     try:
         handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.",
@@ -223,16 +269,22 @@ def _atomic_write(target: Path, data: Iterable[bytes], *, like: Path) -> None:
             os.fsync(stream.fileno())
         with contextlib.suppress(OSError):
             shutil.copymode(like, temporary)
+        if unless is not None:
+            unless()
         os.replace(temporary, target)
     except OSError as error:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise CommandError(f"cannot write {target}: {error.strerror}") from None
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
 
 
-def _size(path: Path) -> int:
+def _state(path: Path) -> FileState:
     try:
-        return path.stat().st_size
+        return FileState.of(path.stat())
     except OSError as error:
         raise CommandError(f"cannot read {path}: {error.strerror}") from None
 
