@@ -244,3 +244,15 @@ def test_error_like_results_and_unknown_calls_are_bounded_with_the_defaults(
     out = bound_responses_input(items, policy)
     assert len(out[0]["output"].encode()) <= 32 * KB
     assert out[0]["output"].startswith("Traceback")
+
+
+def test_misshapen_tool_calls_do_not_break_the_guard(policy: Policy) -> None:
+    # A conversation loaded from a file may hold anything where a list of calls belongs.
+    messages = [
+        {"role": "assistant", "content": None, "tool_calls": 5},
+        {"role": "assistant", "tool_calls": [{"id": {"x": 1}, "function": {"name": "Read"}}]},
+        {"role": "tool", "tool_call_id": {"x": 1}, "content": "x" * (64 * KB)},
+    ]
+    guarded = guard_chat_messages(messages, policy)
+    assert guarded[:2] == messages[:2]
+    assert len(guarded[2]["content"].encode()) < 64 * KB

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
+from toolcap.adapters import anthropic, openai
 from toolcap.sessions._repair import ANTHROPIC, CHAT, RESPONSES, RepairError, read_conversation
+
+DATA = Path(__file__).parent.parent / "data" / "repair"
 
 
 def found(data: object, *, lines: bool = False) -> list[tuple[str, str, list[str]]]:
@@ -98,3 +102,62 @@ def test_formats_are_reported_and_a_bom_is_kept() -> None:
 def test_unreadable_files_name_the_place(data: bytes, message: str) -> None:
     with pytest.raises(RepairError, match=message.replace("(", r"\(").replace(")", r"\)")):
         read_conversation(data)
+
+
+def test_any_anthropic_block_type_ending_in_tool_use_names_its_results() -> None:
+    # The Messages API's call blocks are tool_use, server_tool_use and mcp_tool_use, each
+    # with id and name; a kind added later keeps that shape, and its results keep their
+    # tool's policy instead of falling to "unknown". The adapter reads them the same way.
+    messages = [
+        {"role": "assistant", "content": [
+            {"type": "mcp_tool_use", "id": "m1", "name": "docs_search", "server_name": "d"},
+            {"type": "connector_tool_use", "id": "k1", "name": "crm_lookup", "input": {}}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "m1", "content": "found"},
+            {"type": "tool_result", "tool_use_id": "k1", "content": "record"}]},
+    ]
+    assert found(messages) == [
+        ("message 1", "docs_search", ["found"]), ("message 1", "crm_lookup", ["record"])]
+    entries = anthropic.message_entries(messages)
+    assert [e.result.tool for e in entries if e.result] == ["docs_search", "crm_lookup"]
+
+
+def test_a_tool_result_outside_a_user_turn_is_not_a_tool_response() -> None:
+    # Only user turns carry tool results in the Messages API; the adapter and repair agree.
+    messages = [
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "bash"}]},
+        {"role": "assistant", "content": [
+            {"type": "tool_result", "tool_use_id": "t", "content": "not a result"}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "ok"}]},
+    ]
+    assert found(messages) == [("message 2", "bash", ["ok"])]
+
+
+def test_saved_conversations_are_read_as_the_adapters_read_live_ones() -> None:
+    for name in ("chat.json", "responses.json", "anthropic.json"):
+        data = (DATA / name).read_bytes()
+        value = json.loads(data)
+        items = value if isinstance(value, list) else value.get("messages") or value["input"]
+        reader = {CHAT: openai.chat_entries, RESPONSES: openai.responses_entries,
+                  ANTHROPIC: anthropic.message_entries}
+        outputs = read_conversation(data).outputs
+        (fmt,) = {o.format for o in outputs}
+        live = [e.result for e in reader[fmt](items) if e.result is not None]
+        assert [(o.tool, o.call_id) for o in outputs] == [(r.tool, r.call_id) for r in live]
+
+
+@pytest.mark.parametrize("hostile", [
+    {"role": "assistant", "tool_calls": 5},
+    {"role": "assistant", "tool_calls": [{"id": {"x": 1}, "function": {"name": "f"}}]},
+    {"role": "assistant", "tool_calls": [{"id": "a", "function": {"name": ["f"]}}]},
+    {"role": "assistant", "content": [{"type": "tool_use", "id": [1], "name": "f"}]},
+    {"role": "assistant", "content": "text"},
+    {"type": "function_call", "call_id": {"a": 1}, "name": "f"},
+    {"role": "tool", "tool_call_id": {"a": 1}, "content": "x"},
+    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": [2], "content": "y"}]},
+    {"type": "function_call_output", "call_id": [3], "output": "z"},
+])
+def test_misshapen_calls_and_ids_are_read_without_failing(hostile: object) -> None:
+    outputs = found([hostile, {"role": "tool", "tool_call_id": "a", "content": "kept"}])
+    assert outputs[-1] == ("message 1", "unknown", ["kept"])
+    assert all(tool == "unknown" for _, tool, _ in outputs)

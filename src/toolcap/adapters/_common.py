@@ -27,14 +27,17 @@ __all__ = [
     "Entry",
     "Result",
     "bound_contents",
+    "call_names",
     "changes",
     "default_policy",
     "field",
     "latest_batch",
+    "listed",
     "media_of",
     "media_size",
     "resolve",
     "text_of",
+    "tool_name",
     "turn_batches",
     "with_field",
 ]
@@ -87,6 +90,27 @@ def with_field(obj: Any, key: str, value: Any) -> Any:
     duplicate = copy.copy(obj)
     setattr(duplicate, key, value)
     return duplicate
+
+
+def listed(value: Any) -> Sequence[Any]:
+    """``value`` if it is a list or tuple, else nothing: a conversation read from a
+    file may hold anything where a list of calls or blocks belongs."""
+    return value if isinstance(value, (list, tuple)) else ()
+
+
+def call_names(calls: Iterable[tuple[Any, Any]]) -> dict[str, str]:
+    """Call id → tool name, from ``(id, name)`` pairs; a pair that is not two strings is
+    left out (a hostile or damaged file must not break the reading)."""
+    return {call_id: name for call_id, name in calls
+            if isinstance(call_id, str) and isinstance(name, str) and name}
+
+
+def tool_name(names: Mapping[str, str], call_id: str | None, fallback: Any = None) -> str:
+    """The tool a result answers: its call's name, else ``fallback``, else ``"unknown"``."""
+    name = names.get(call_id) if call_id is not None else None
+    if name is None and isinstance(fallback, str) and fallback:
+        name = fallback
+    return name or UNKNOWN_TOOL
 
 
 # -- content blocks ----------------------------------------------------------------

@@ -23,32 +23,50 @@ package is never imported here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
 from .._finalize import Policy
-from ._common import UNKNOWN_TOOL, Entry, Result, changes, field, resolve, with_field
+from ._common import (
+    Entry,
+    Result,
+    call_names,
+    changes,
+    field,
+    listed,
+    resolve,
+    tool_name,
+    with_field,
+)
 
 __all__ = ["bound_messages", "guard_messages", "guard_request"]
 
 T = TypeVar("T")
 
 
-def _entries(messages: list[Any]) -> list[Entry]:
-    names: dict[Any, Any] = {}
+def message_entries(messages: Sequence[Any]) -> list[Entry]:
+    """Read Messages API ``messages``: assistant turns and ``tool_result`` blocks, in order.
+
+    A result's tool is named by the assistant's call block with its
+    ``tool_use_id``, wherever it stands; a call block is any block whose type ends
+    in ``tool_use`` (``tool_use``, ``server_tool_use``, ``mcp_tool_use`` today: each
+    carries ``id`` and ``name``, and a kind added later keeps that shape). Only
+    user turns hold tool results. ``where`` is ``(message index, block index)``.
+    Used by the adapter and by ``toolcap repair``.
+    """
+    names = call_names(
+        (field(block, "id"), field(block, "name"))
+        for message in messages if field(message, "role") == "assistant"
+        for block in listed(field(message, "content"))
+        if _is_call(block)
+    )
     entries: list[Entry] = []
     for index, message in enumerate(messages):
         role = field(message, "role")
-        content = field(message, "content")
         if role == "assistant":
-            if isinstance(content, (list, tuple)):
-                for block in content:
-                    kind = field(block, "type")
-                    # tool_use, server_tool_use, mcp_tool_use, …: all name a call by id.
-                    if isinstance(kind, str) and kind.endswith("tool_use"):
-                        names[field(block, "id")] = field(block, "name")
             entries.append(Entry("turn"))
             continue
+        content = field(message, "content")
         if role != "user" or not isinstance(content, (list, tuple)):
             entries.append(Entry("other"))
             continue
@@ -56,21 +74,25 @@ def _entries(messages: list[Any]) -> list[Entry]:
             if field(block, "type") != "tool_result":
                 continue
             use_id = field(block, "tool_use_id")
-            name = names.get(use_id)
-            tool = name if isinstance(name, str) and name else UNKNOWN_TOOL
+            use_id = use_id if isinstance(use_id, str) else None
             result = Result(
-                tool,
+                tool_name(names, use_id),
                 field(block, "content"),
-                use_id if isinstance(use_id, str) else None,
+                use_id,
                 bool(field(block, "is_error", False)),
             )
             entries.append(Entry("result", result, (index, position)))
     return entries
 
 
+def _is_call(block: Any) -> bool:
+    kind = field(block, "type")
+    return isinstance(kind, str) and kind.endswith("tool_use")
+
+
 def _bound(messages: Iterable[T], policy: Policy | None, *, io: bool, history: bool) -> list[T]:
     items: list[Any] = list(messages)
-    found = changes(_entries(items), resolve(policy), io=io, history=history)
+    found = changes(message_entries(items), resolve(policy), io=io, history=history)
     by_message: dict[int, list[tuple[int, Any]]] = {}
     for (index, position), content in found:
         by_message.setdefault(index, []).append((position, content))

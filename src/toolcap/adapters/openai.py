@@ -24,11 +24,21 @@ they came); the package is never imported here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
 from .._finalize import Policy
-from ._common import UNKNOWN_TOOL, Entry, Result, changes, field, resolve, with_field
+from ._common import (
+    Entry,
+    Result,
+    call_names,
+    changes,
+    field,
+    listed,
+    resolve,
+    tool_name,
+    with_field,
+)
 
 __all__ = [
     "bound_chat_messages",
@@ -51,21 +61,29 @@ def _call_name(call: Any) -> Any:
     return field(spec, "name")
 
 
-def _chat_entries(messages: list[Any]) -> list[Entry]:
-    names: dict[Any, Any] = {}
+def chat_entries(messages: Sequence[Any]) -> list[Entry]:
+    """Read Chat Completions ``messages``: assistant turns and tool results, in order.
+
+    A result's tool is named by the assistant's ``tool_calls`` entry with its
+    ``tool_call_id`` (wherever it stands), else by its own ``name`` (the legacy
+    ``role: "function"`` reply), else ``"unknown"``. ``where`` is the message's
+    index. Used by the adapter and by ``toolcap repair``.
+    """
+    names = call_names(
+        (field(call, "id"), _call_name(call))
+        for message in messages if field(message, "role") == "assistant"
+        for call in listed(field(message, "tool_calls"))
+    )
     entries = []
     for index, message in enumerate(messages):
         role = field(message, "role")
         if role == "assistant":
-            for call in field(message, "tool_calls") or ():
-                names[field(call, "id")] = _call_name(call)
             entries.append(Entry("turn"))
         elif role in ("tool", "function"):  # "function": the legacy function-calling reply
-            call_id = field(message, "tool_call_id")
-            name = names.get(call_id) or field(message, "name")
-            tool = name if isinstance(name, str) and name else UNKNOWN_TOOL
+            call_id = _str(field(message, "tool_call_id"))
+            tool = tool_name(names, call_id, field(message, "name"))
             content = field(message, "content")
-            entries.append(Entry("result", Result(tool, content, _str(call_id)), index))
+            entries.append(Entry("result", Result(tool, content, call_id), index))
         else:
             entries.append(Entry("other"))
     return entries
@@ -73,7 +91,7 @@ def _chat_entries(messages: list[Any]) -> list[Entry]:
 
 def _chat(messages: Iterable[T], policy: Policy | None, *, io: bool, history: bool) -> list[T]:
     items: list[Any] = list(messages)
-    found = changes(_chat_entries(items), resolve(policy), io=io, history=history)
+    found = changes(chat_entries(items), resolve(policy), io=io, history=history)
     for index, content in found:
         items[index] = with_field(items[index], "content", content)
     return cast("list[T]", items)
@@ -134,26 +152,31 @@ def _item_kind(item: Any) -> str:
     return "other"
 
 
-def _responses_entries(items: list[Any]) -> list[Entry]:
-    calls = (item for item in items if field(item, "type") in _CALLS)
-    names = {field(call, "call_id"): field(call, "name") for call in calls}
+def responses_entries(items: Sequence[Any]) -> list[Entry]:
+    """Read Responses API ``input`` items: model turns and call outputs, in order.
+
+    An output's tool is named by the ``function_call`` (or ``custom_tool_call``)
+    with its ``call_id``, wherever it stands. ``where`` is the item's index. Used by
+    the adapter and by ``toolcap repair``.
+    """
+    names = call_names((field(item, "call_id"), field(item, "name"))
+                       for item in items if field(item, "type") in _CALLS)
     entries = []
     for index, item in enumerate(items):
         kind = _item_kind(item)
         if kind != "result":
             entries.append(Entry(kind))
             continue
-        call_id = field(item, "call_id")
-        name = names.get(call_id) or field(item, "name")
-        tool = name if isinstance(name, str) and name else UNKNOWN_TOOL
-        entries.append(Entry("result", Result(tool, field(item, "output"), _str(call_id)), index))
+        call_id = _str(field(item, "call_id"))
+        tool = tool_name(names, call_id, field(item, "name"))
+        entries.append(Entry("result", Result(tool, field(item, "output"), call_id), index))
     return entries
 
 
 def _responses(items: Iterable[T], policy: Policy | None, *, io: bool, history: bool) -> list[T]:
     listed: list[Any] = list(items)
     found = changes(
-        _responses_entries(listed), resolve(policy), io=io, history=history, note_type="input_text"
+        responses_entries(listed), resolve(policy), io=io, history=history, note_type="input_text"
     )
     for index, output in found:
         listed[index] = with_field(listed[index], "output", output)

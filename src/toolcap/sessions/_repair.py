@@ -1,6 +1,9 @@
 """Find the tool responses of a saved conversation, and splice bounded ones back in.
 
-Three formats, told apart by their shapes (a file may even mix them):
+Three formats, told apart by their shapes (a file may even mix them), each read
+by its adapter's own reader (:mod:`toolcap.adapters.openai`,
+:mod:`toolcap.adapters.anthropic`), so that a saved conversation is read as a
+live one is:
 
 * OpenAI Chat Completions: ``role: "tool"`` messages (``content`` a string or
   text parts), named by the assistant's ``tool_calls`` through ``tool_call_id``
@@ -8,7 +11,8 @@ Three formats, told apart by their shapes (a file may even mix them):
 * OpenAI Responses API: ``function_call_output`` (and ``custom_tool_call_output``)
   items, named by the ``function_call`` with the same ``call_id``;
 * Anthropic Messages: ``tool_result`` blocks in user turns (``content`` a string
-  or blocks), named by the ``tool_use`` block with the same id.
+  or blocks) in user turns, named by the call block (``tool_use``, …) with the
+  same id.
 
 A file is a JSON array of messages or items, an object holding them under
 ``messages`` or ``input``, or JSON Lines: one message or item per line, or one
@@ -23,6 +27,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..adapters import anthropic, openai
+from ..adapters._common import Entry, listed, text_of
 from ..core._utf8 import utf8_size
 from ._jsonspan import JSONSpanError, Located, parse_value, position, skip_space
 
@@ -41,13 +47,6 @@ __all__ = [
 CHAT = "OpenAI Chat Completions"
 RESPONSES = "OpenAI Responses"
 ANTHROPIC = "Anthropic Messages"
-
-_TEXT_PARTS = ("text", "input_text", "output_text")
-_OUTPUT_ITEMS = ("function_call_output", "custom_tool_call_output")
-_CALL_ITEMS = ("function_call", "custom_tool_call")
-_USE_BLOCKS = ("tool_use", "server_tool_use", "mcp_tool_use")
-UNKNOWN_TOOL = "unknown"
-
 
 class RepairError(ValueError):
     """A conversation file that cannot be read; the message names where."""
@@ -234,80 +233,36 @@ def _items_of(value: Any) -> list[Any] | None:
 
 # -- finding the responses -----------------------------------------------------------------
 
+# Each format's reading is the adapter's own: one rule for a live conversation and a saved one.
+_READERS: tuple[tuple[str, Callable[[Sequence[Any]], list[Entry]]], ...] = (
+    (CHAT, openai.chat_entries),
+    (RESPONSES, openai.responses_entries),
+    (ANTHROPIC, anthropic.message_entries),
+)
+
 
 def _find_outputs(items: list[Any], label: Callable[[int], str]) -> Iterator[ToolOutput]:
-    names = _call_names(items)
-    for index, item in enumerate(items):
-        if not isinstance(item, Mapping):
-            continue
-        where = label(index)
-        role, kind = item.get("role"), item.get("type")
-        if role == "tool":
-            call_id = _text(item.get("tool_call_id"))
-            tool = names.get(call_id or "") or _text(item.get("name")) or UNKNOWN_TOOL
-            found = _parts(item.get("content"))
-            if found:
-                yield ToolOutput(where, tool, call_id, CHAT, *found)
-        elif role == "function":
-            found = _parts(item.get("content"))
-            if found:
-                yield ToolOutput(where, _text(item.get("name")) or UNKNOWN_TOOL, None, CHAT,
-                                 *found)
-        elif kind in _OUTPUT_ITEMS:
-            call_id = _text(item.get("call_id"))
-            found = _parts(item.get("output"))
-            if found:
-                yield ToolOutput(where, names.get(call_id or "", UNKNOWN_TOOL), call_id,
-                                 RESPONSES, *found)
-        elif isinstance(item.get("content"), list):
-            for block in item["content"]:
-                if isinstance(block, Mapping) and block.get("type") == "tool_result":
-                    call_id = _text(block.get("tool_use_id"))
-                    found = _parts(block.get("content"))
-                    if found:
-                        yield ToolOutput(where, names.get(call_id or "", UNKNOWN_TOOL), call_id,
-                                         ANTHROPIC, *found)
-
-
-def _call_names(items: list[Any]) -> dict[str, str]:
-    """Call id → tool name, from every call in the conversation (in any order)."""
-    names: dict[str, str] = {}
-    for item in items:
-        if not isinstance(item, Mapping):
-            continue
-        for call in item.get("tool_calls") or ():
-            if isinstance(call, Mapping):
-                function = call.get("function") or call.get("custom") or {}
-                name = function.get("name") if isinstance(function, Mapping) else None
-                if isinstance(call.get("id"), str) and isinstance(name, str):
-                    names[call["id"]] = name
-        if (item.get("type") in _CALL_ITEMS and isinstance(item.get("call_id"), str)
-                and isinstance(item.get("name"), str)):
-            names[item["call_id"]] = item["name"]
-        content = item.get("content")
-        if isinstance(content, list):
-            for block in content:
-                if (isinstance(block, Mapping) and block.get("type") in _USE_BLOCKS
-                        and isinstance(block.get("id"), str)
-                        and isinstance(block.get("name"), str)):
-                    names[block["id"]] = block["name"]
-    return names
+    found: list[tuple[tuple[int, int], ToolOutput]] = []
+    for name, read in _READERS:
+        for entry in read(items):
+            if entry.result is None:
+                continue
+            index, position = entry.where if isinstance(entry.where, tuple) else (entry.where, 0)
+            parts = _parts(entry.result.content)
+            if parts is not None:
+                result = entry.result
+                output = ToolOutput(label(index), str(result.tool), _text(result.call_id), name,
+                                    *parts)
+                found.append(((index, position), output))
+    found.sort(key=lambda pair: pair[0])
+    return (output for _, output in found)
 
 
 def _parts(content: Any) -> tuple[tuple[Located, ...], bool] | None:
     """The text of a response's content: (located strings, whether it is a bare string)."""
     if isinstance(content, Located):
         return (content,), True
-    if not isinstance(content, list):
-        return None
-    parts: list[Located] = []
-    for part in content:
-        if isinstance(part, Located):
-            parts.append(part)
-        elif isinstance(part, Mapping) and part.get("type") in _TEXT_PARTS:
-            text = part.get("text")
-            if isinstance(text, Located):
-                parts.append(text)
+    parts = [text for part in listed(content) if isinstance(text := text_of(part), Located)]
     return (tuple(parts), False) if parts else None
 
 
