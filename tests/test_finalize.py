@@ -307,17 +307,29 @@ def test_many_small_parts_collapse_under_one_marker_and_one_artifact() -> None:
     policy, _ = make_policy(sink=store)
     blocks = [f"block {i:03d} " + "x" * 90 + "\n" for i in range(500)]
     (result,) = policy.finalize([ToolResponse("mcp_tool", blocks)])
-    assert result.parts is not None and len(result.parts) == 500
+    assert result.parts is not None
     assert result.delivered_bytes <= 32 * KB
-    whole = [i for i, part in enumerate(result.parts) if part == blocks[i]]
-    assert whole == list(range(len(whole))) and len(whole) > 250  # a prefix kept whole
-    cut_at = len(whole)
-    assert "[toolcap: output truncated" in result.parts[cut_at]
-    assert all(part == "" for part in result.parts[cut_at + 1 :])
+    # head_tail: whole parts first (about a fifth of the budget) and last, one
+    # part between them holding the marker in place of all the middle ones.
+    (middle,) = [i for i, part in enumerate(result.parts) if "[toolcap: output truncated" in part]
+    head, tail = list(result.parts[:middle]), list(result.parts[middle + 1 :])
+    assert head == blocks[: len(head)] and tail == blocks[len(blocks) - len(tail) :]
+    assert 0 < len(head) < len(tail)
     (reference,) = result.artifacts  # type: ignore[misc]
     assert store.writes == 1
-    rest = "\n".join(blocks[cut_at:]).encode()
+    rest = "\n".join(blocks[len(head) : len(blocks) - len(tail)]).encode()
     assert store.read_bytes(reference, 0, len(rest) + 10) == rest
+
+
+def test_a_head_policy_collapses_parts_after_a_prefix_kept_whole() -> None:
+    config = Config(tools={"*": {"strategy": "head"}})
+    policy, _ = make_policy(config, sink=MemoryStore())
+    blocks = [f"block {i:03d} " + "x" * 90 + "\n" for i in range(500)]
+    (result,) = policy.finalize([ToolResponse("mcp_tool", blocks)])
+    assert result.parts is not None and result.delivered_bytes <= 32 * KB
+    *whole, last = result.parts
+    assert whole == blocks[: len(whole)] and len(whole) > 250
+    assert "[toolcap: output truncated" in last
 
 
 def test_the_joined_text_of_several_parts_stays_within_the_bound() -> None:
@@ -351,3 +363,51 @@ def test_a_producer_reference_too_long_for_a_marker_is_recorded_but_not_named() 
     assert result.delivered_bytes <= 1024
     assert result.artifacts == (long_reference,)
     assert long_reference not in result.text  # type: ignore[operator]
+
+
+def test_a_hundred_thousand_parts_stay_within_the_threshold_with_a_marker() -> None:
+    # Past 32,768 parts the newlines that join them alone exceed 32 KB.
+    store = MemoryStore()
+    policy, _ = make_policy(sink=store)
+    (result,) = policy.finalize([ToolResponse("t", ["x"] * 100_000)])
+    assert result.text is not None and result.parts is not None
+    assert len(result.text.encode()) == result.delivered_bytes <= 32 * KB
+    assert result.capped_by == "size_threshold"
+    (reference,) = result.artifacts  # type: ignore[misc]
+    assert f"full output: {reference}" in result.text
+    # Whole parts, one part holding the marker, whole parts: the middle ones are one.
+    (middle,) = [i for i, part in enumerate(result.parts) if part != "x"]
+    dropped = 100_000 - (len(result.parts) - 1)
+    rest = "\n".join(["x"] * dropped).encode()
+    assert store.read_bytes(reference, 0, len(rest) + 10) == rest
+    assert 0 < middle < len(result.parts) - 1
+
+
+def test_many_empty_parts_are_cut_when_their_newlines_exceed_the_threshold() -> None:
+    policy, _ = make_policy(sink=MemoryStore())
+    (result,) = policy.finalize([ToolResponse("t", [""] * 40_000)])
+    assert result.text is not None
+    assert len(result.text.encode()) == result.delivered_bytes <= 32 * KB
+    assert "[toolcap: output truncated" in result.text
+    assert result.artifacts
+
+
+def test_the_guard_bounds_a_hundred_thousand_parts_too() -> None:
+    policy, _ = make_policy()
+    (result,) = policy.guard([ToolResponse("t", ["x"] * 100_000)])
+    assert result.text is not None
+    assert len(result.text.encode()) == result.delivered_bytes <= 32 * KB
+    assert "[toolcap: output truncated" in result.text
+
+
+def test_aligned_maps_the_delivered_parts_back_to_the_input_parts() -> None:
+    policy, _ = make_policy(Config(tools={"*": {"size_threshold": "1KB"}}), sink=MemoryStore())
+    parts = [f"{i:02d}" + "y" * 40 for i in range(200)]
+    (result,) = policy.finalize([ToolResponse("t", parts)])
+    assert result.merged is not None and result.parts is not None
+    start, end = result.merged
+    aligned = result.aligned()
+    assert len(aligned) == len(parts)
+    assert aligned[start] == result.parts[start] and "[toolcap:" in result.parts[start]
+    assert aligned[start + 1 : end] == [None] * (end - start - 1)
+    assert aligned[:start] == parts[:start] and aligned[end:] == parts[end:]

@@ -16,7 +16,7 @@ from ._config import Config, ToolPolicy, load_config
 from ._diagnostics import observe
 from ._notice import Cap, emit_notice, failure_reason, logger, notice_line
 from .core._allocate import water_fill
-from .core._cut import cut
+from .core._cut import cut, plan_parts
 from .core._marker import MAX_REFERENCE_LENGTH, REFERENCE_LENGTH
 from .core._utf8 import decode, is_valid, sanitize, utf8_size
 
@@ -61,14 +61,18 @@ class FinalizedResponse:
     """What a response became: the same value is recorded and sent.
 
     Attributes:
-        parts: the delivered text parts, one per input part (one for ``str`` or
-            ``bytes`` content); ``None`` when the content was ``None``.
+        parts: the delivered text parts, in order: one per input part (one for
+            ``str`` or ``bytes`` content), except when a cut collapsed several
+            parts into one that holds the marker (too many parts for a marker in
+            each); ``None`` when the content was ``None``.
         original_bytes: UTF-8 size of the content as received.
         delivered_bytes: UTF-8 size of the delivered parts together.
         capped_by: ``"size_threshold"``, ``"batch_ceiling"`` or ``None``.
         artifacts: the tri-state record: ``None`` not decided, ``()`` nothing
             stored, else the references of the stored originals.
         not_kept: why the full original could not be stored, when it could not.
+        merged: when several parts were collapsed into one, the span ``(start,
+            end)`` of input parts that ``parts[start]`` stands for; else ``None``.
     """
 
     tool: str
@@ -80,6 +84,19 @@ class FinalizedResponse:
     capped_by: Cap | None
     artifacts: tuple[str, ...] | None
     not_kept: str | None = None
+    merged: tuple[int, int] | None = None
+
+    def aligned(self) -> list[str | None]:
+        """The delivered parts, one per input part: ``None`` for a part merged away.
+
+        For callers that map parts back to blocks: the block of a ``None`` entry
+        is dropped (its text is in the merged part, and in the artifact).
+        """
+        parts: list[str | None] = list(self.parts or ())
+        if self.merged is not None:
+            start, end = self.merged
+            parts[start + 1 : start + 1] = [None] * (end - start - 1)
+        return parts
 
     @property
     def text(self) -> str | None:
@@ -112,9 +129,12 @@ class _Work:
     whole_sizes: list[int]
     parts: list[str] = field(init=False)
     sizes: list[int] = field(init=False)
-    references: dict[int, str] = field(default_factory=dict)
-    attempted: set[int] = field(default_factory=set)  # stored at most once, even on failure
+    # Keyed by the span of parts stored (start, end): each is stored at most once,
+    # even when storing failed.
+    references: dict[tuple[int, int], str] = field(default_factory=dict)
+    attempted: set[tuple[int, int]] = field(default_factory=set)
     cut_any: bool = False
+    merged: tuple[int, int] | None = None  # the span of parts a collapse made one
     capped_by: Cap | None = None
     not_kept: str | None = None
 
@@ -133,7 +153,8 @@ class _Work:
 
     @property
     def delivered_size(self) -> int:
-        return sum(self.sizes) + self.separators
+        # A collapse delivers fewer parts than arrived: fewer line breaks too.
+        return sum(self.sizes) + max(0, len(self.parts) - 1)
 
 
 class Policy:
@@ -258,44 +279,48 @@ class Policy:
 
     def _cut_to(self, work: _Work, budget: int, io: bool) -> None:
         # Always cut from the original, so a second cut never nests a marker.
-        budget = max(0, budget - work.separators)
-        shares = water_fill(work.whole_sizes, budget)
+        work.parts, work.sizes = list(work.whole), list(work.whole_sizes)
+        work.merged = None
         policy = work.policy
+        content = budget - work.separators
+        shares = water_fill(work.whole_sizes, max(0, content))
         smallest_cut = policy.marker.reserve(REFERENCE_LENGTH) + _MIN_CONTENT
-        if len(shares) > 1 and any(
+        if len(shares) > 1 and (content < smallest_cut or any(
             share < size and share < smallest_cut
             for share, size in zip(shares, work.whole_sizes, strict=True)
-        ):
+        )):
             self._collapse(work, budget, io)
             return
         for index, share in enumerate(shares):
             if share >= work.whole_sizes[index]:
                 continue
-            reference = self._spill_once(work, index, io)
+            reference = self._spill_once(work, (index, index + 1), io)
             result = cut(work.originals[index], share, strategy=policy.strategy,
                          head_ratio=policy.head_ratio, marker=policy.marker,
                          reference=reference)
             self._set_part(work, index, result.text, result.kept_bytes)
 
     def _collapse(self, work: _Work, budget: int, io: bool) -> None:
-        """Too many parts for a marker in each: keep the first whole, one marker for the rest.
+        """Too many parts for a marker in each: whole parts around one cut part.
 
-        The parts from the first that does not fit are joined and cut (head) into
-        that part, with one reference to their joined text; later parts become
-        empty, so the number and order of parts stay.
+        The parts between those kept whole (:func:`plan_parts`) are joined,
+        stored once and cut into one part: fewer parts, so that their line
+        breaks stay in the bound however many parts arrive.
         """
-        room = budget - work.policy.marker.reserve(REFERENCE_LENGTH) - 1
-        first, kept = 0, 0
-        while kept + work.whole_sizes[first] <= room:
-            kept += work.whole_sizes[first]
-            first += 1
-        reference = self._spill_once(work, first, io, rest=True)
-        rest = "\n".join(work.whole[first:])
-        result = cut(rest, budget - kept, strategy="head", marker=work.policy.marker,
-                     reference=reference)
-        self._set_part(work, first, result.text, result.kept_bytes)
-        for index in range(first + 1, len(work.parts)):
-            self._set_part(work, index, "", 0)
+        policy = work.policy
+        # The middle part keeps its marker, the line breaks around it and some
+        # content: never only a marker, never the fallback's bare one.
+        room = budget - policy.marker.reserve(REFERENCE_LENGTH) - 2 - _MIN_CONTENT
+        first, last, whole_bytes = plan_parts(work.whole_sizes, room, policy.strategy,
+                                              policy.head_ratio)
+        reference = self._spill_once(work, (first, last), io)
+        middle = work.originals[first] if last == first + 1 else "\n".join(work.whole[first:last])
+        result = cut(middle, budget - whole_bytes, strategy=policy.strategy,
+                     head_ratio=policy.head_ratio, marker=policy.marker, reference=reference)
+        work.parts[first:last] = [result.text]
+        work.sizes[first:last] = [result.kept_bytes]
+        work.merged = (first, last)
+        work.cut_any = True
 
     @staticmethod
     def _set_part(work: _Work, index: int, text: str, size: int) -> None:
@@ -303,33 +328,33 @@ class Policy:
         work.sizes[index] = size
         work.cut_any = True
 
-    def _spill_once(self, work: _Work, index: int, io: bool, *, rest: bool = False) -> str | None:
-        """Store part ``index`` (with ``rest``, it and all after it) once; its reference."""
+    def _spill_once(self, work: _Work, span: tuple[int, int], io: bool) -> str | None:
+        """Store the parts ``span`` (start, end) once, joined by line breaks; the reference."""
+        start, end = span
         decided = work.response.artifacts
         if decided is not None:
-            chosen = decided[index] if len(decided) == len(work.originals) else (
+            chosen = decided[start] if len(decided) == len(work.originals) else (
                 decided[0] if decided else None)
             return chosen if _fits_marker(chosen) else None
-        key = -1 - index if rest else index
-        if key in work.attempted:
-            return work.references.get(key)
+        if span in work.attempted:
+            return work.references.get(span)
         if not io or not work.policy.spill or self._sink is None:
             return None
-        work.attempted.add(key)
-        original = work.originals[index]
-        if rest:
-            data = "\n".join(work.whole[index:]).encode("utf-8")
+        work.attempted.add(span)
+        original = work.originals[start]
+        if end > start + 1:
+            data = "\n".join(work.whole[start:end]).encode("utf-8")
         elif isinstance(original, bytes):
             data = original
         else:
-            data = work.whole[index].encode("utf-8")
+            data = work.whole[start].encode("utf-8")
         reference, reason = self._put(data, work.response.tool)
         observe("spill", "artifact", data, tool=work.response.tool, call_id=work.response.call_id,
                 artifacts=(reference,) if reference else (), changed=False)
         if reference is None:
             work.not_kept = reason
             return None
-        work.references[key] = reference
+        work.references[span] = reference
         return reference
 
     def _observe(self, stage: str, work: _Work, *, changed: bool) -> None:
@@ -344,7 +369,7 @@ class Policy:
         """The tri-state artifact record of a response so far."""
         if work.response.artifacts is not None or not work.cut_any:
             return work.response.artifacts
-        return tuple(work.references[key] for key in sorted(work.references, key=abs))
+        return tuple(work.references[key] for key in sorted(work.references))
 
     def _put(self, data: bytes, tool: str | None) -> tuple[str | None, str | None]:
         sink = self.sink
@@ -370,7 +395,7 @@ class Policy:
         )
         return FinalizedResponse(
             response.tool, response.call_id, response.is_error, tuple(work.parts), original,
-            work.delivered_size, work.capped_by, artifacts, work.not_kept,
+            work.delivered_size, work.capped_by, artifacts, work.not_kept, work.merged,
         )
 
 

@@ -309,10 +309,16 @@ def _rebuild(
     blocks, positions, replaced = plan
     changed = replaced
     if final.capped_by is not None and final.parts is not None:
-        for index, text in zip(positions, final.parts, strict=True):
-            if text != text_of(blocks[index]):
+        dropped: set[int] = set()
+        for index, text in zip(positions, final.aligned(), strict=True):
+            if text is None:  # merged into an earlier part by a collapse
+                dropped.add(index)
+            elif text != text_of(blocks[index]):
                 blocks[index] = _with_text(blocks[index], text)
                 changed = True
+        if dropped:
+            blocks = [block for index, block in enumerate(blocks) if index not in dropped]
+            changed = True
     if not changed:
         return content
     return tuple(blocks) if isinstance(content, tuple) else blocks

@@ -147,6 +147,12 @@ class _Bounder:
         if final.capped_by is not None:
             self.changed = True
             self.artifacts.extend(final.artifacts or ())
+        if final.merged is not None:  # a collapse made several blocks one
+            aligned = final.aligned()
+            for slot in [s for s, text in zip(slots, aligned, strict=True) if text is None]:
+                slot.remove()
+            slots = [s for s, text in zip(slots, aligned, strict=True) if text is not None]
+            originals = [slot.text for slot in slots]
         if self.wire_budget is not None:
             texts = self.project(slots, texts, originals, final.artifacts or ())
         for slot, text in zip(slots, texts, strict=False):

@@ -114,7 +114,11 @@ def run(args: argparse.Namespace) -> int:
             str(part) for part in output.parts]
         (result,) = policy.finalize([ToolResponse(output.tool, content, output.call_id)])
         rows.append((output, result))
-        for old, new in zip(output.parts, result.parts or (), strict=True):
+        # A part merged into another by a collapse is left empty: the saved
+        # conversation keeps its shape, the text is in the artifact.
+        aligned = result.aligned() if result.parts is not None else []
+        for old, new in zip(output.parts, aligned, strict=True):
+            new = "" if new is None else new
             if new != old:
                 edits.append((old, new))
     done = None

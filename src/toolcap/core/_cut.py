@@ -7,6 +7,7 @@ input, so a stream can keep just the slices and be cut the same way.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import AnyStr, Literal
 
@@ -26,6 +27,8 @@ __all__ = [
     "check_strategy",
     "cut",
     "plan_cut",
+    "plan_parts",
+    "split_content",
 ]
 
 Strategy = Literal["head", "tail", "head_tail"]
@@ -92,12 +95,46 @@ def plan_cut(
     content = limit - marker.reserve(reference_length) - separators
     if content <= 0:
         return CutPlan(0, 0, marker, strategy)
+    head, tail = split_content(content, strategy, head_ratio)
+    return CutPlan(head, tail, marker, strategy)
+
+
+def split_content(content: int, strategy: Strategy, head_ratio: float) -> tuple[int, int]:
+    """How a strategy shares a content budget: (head, tail), in the budget's unit.
+
+    The one place a strategy says what it keeps: every cut (text, stream, JSON
+    on the wire, parts collapsed under one marker, a stored partial) asks it.
+    """
     if strategy == "head":
-        return CutPlan(content, 0, marker, strategy)
+        return content, 0
     if strategy == "tail":
-        return CutPlan(0, content, marker, strategy)
+        return 0, content
     head = int(content * head_ratio)
-    return CutPlan(head, content - head, marker, strategy)
+    return head, content - head
+
+
+def plan_parts(
+    sizes: Sequence[int], room: int, strategy: Strategy, head_ratio: float
+) -> tuple[int, int, int]:
+    """Which parts of a text in parts stay whole when the rest collapses into one.
+
+    ``sizes`` are the parts' bytes; each kept part also costs the line break
+    that joins it to the next. ``room`` (what the kept parts may take) is shared
+    as :func:`split_content` shares a cut's budget: parts from the start fit the
+    head's share, parts from the end the tail's. Returns ``(first, last,
+    kept)``: parts ``[first, last)`` (at least one) collapse, the others, of
+    ``kept`` bytes with their line breaks, stay whole.
+    """
+    head_room, tail_room = split_content(max(0, room), strategy, head_ratio)
+    first = head_kept = 0
+    while first < len(sizes) - 1 and head_kept + sizes[first] + 1 <= head_room:
+        head_kept += sizes[first] + 1
+        first += 1
+    last, tail_kept = len(sizes), 0
+    while last - 1 > first and tail_kept + sizes[last - 1] + 1 <= tail_room:
+        tail_kept += sizes[last - 1] + 1
+        last -= 1
+    return first, last, head_kept + tail_kept
 
 
 def assemble(
