@@ -35,14 +35,18 @@ def assert_bounded_and_named(blocks: list[dict[str, Any]], store: MemoryStore) -
     assert f"full output: {reference}" in marker
 
 
-def test_openai_chat_bounds_a_hundred_thousand_text_parts() -> None:
-    store = MemoryStore()
-    messages = [
+def chat(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A Chat Completions conversation: one tool call and its result."""
+    return [
         {"role": "assistant", "content": None, "tool_calls": [
             {"id": "c1", "type": "function", "function": {"name": "t", "arguments": "{}"}}]},
-        {"role": "tool", "tool_call_id": "c1",
-         "content": [{"type": "text", "text": "x"} for _ in range(COUNT)]},
+        {"role": "tool", "tool_call_id": "c1", "content": content},
     ]
+
+
+def test_openai_chat_bounds_a_hundred_thousand_text_parts() -> None:
+    store = MemoryStore()
+    messages = chat([{"type": "text", "text": "x"} for _ in range(COUNT)])
     out = openai.bound_chat_messages(messages, Policy(sink=store, notices=False))
     assert_bounded_and_named(out[1]["content"], store)
     assert len(messages[1]["content"]) == COUNT  # the input is not modified
@@ -61,12 +65,7 @@ def test_anthropic_bounds_a_hundred_thousand_text_blocks() -> None:
 
 
 def test_the_guard_bounds_a_hundred_thousand_parts_with_no_store() -> None:
-    messages = [
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "t", "arguments": "{}"}}]},
-        {"role": "tool", "tool_call_id": "c1",
-         "content": [{"type": "text", "text": "x"} for _ in range(COUNT)]},
-    ]
+    messages = chat([{"type": "text", "text": "x"} for _ in range(COUNT)])
     out = openai.guard_chat_messages(messages, Policy(sink=None, notices=False))
     blocks = out[1]["content"]
     assert text_bound(blocks) <= 32 * KB
@@ -77,11 +76,7 @@ def test_media_blocks_among_dropped_text_blocks_stay() -> None:
     image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}
     content: list[dict[str, Any]] = [{"type": "text", "text": "x"} for _ in range(COUNT)]
     content.insert(COUNT // 2, image)
-    messages = [
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "t", "arguments": "{}"}}]},
-        {"role": "tool", "tool_call_id": "c1", "content": content},
-    ]
+    messages = chat(content)
     out = openai.bound_chat_messages(messages, Policy(sink=MemoryStore(), notices=False))
     assert image in out[1]["content"]
     assert text_bound(out[1]["content"]) <= 32 * KB
