@@ -8,6 +8,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from toolcap.core._refs import REF, reference_for
+
+__all__ = ["PYTHON", "REF", "TOOLCAP", "Toolcap", "reference_of"]
+
 TOOLCAP = str(Path(sys.executable).with_name("toolcap"))
 PYTHON = sys.executable
 
@@ -42,6 +46,4 @@ class Toolcap:
 
 def reference_of(data: bytes) -> str:
     """The reference a one-shot put of ``data`` gives."""
-    import hashlib
-
-    return "toolcap:" + hashlib.sha256(data).hexdigest()[:32]
+    return reference_for(data)

@@ -12,6 +12,7 @@ import pytest
 
 from helpers import PYTHON, TOOLCAP, Toolcap, reference_of
 from toolcap import cap_text
+from toolcap.core._refs import format_ref
 
 MB = 1024 * 1024
 CASES = Path(__file__).parent.parent / "data" / "cap"
@@ -85,7 +86,7 @@ def test_200_mb_from_a_pipe_is_cut_in_constant_memory_and_spilled_exactly(
     expected = hashlib.sha256()
     for i in range(200):
         expected.update(b"%08d" % i + b"x" * (MB - 10) + b"\xff\n")
-    reference = "toolcap:" + expected.hexdigest()[:32]
+    reference = format_ref(expected.hexdigest())
     assert reference in text
     assert stored_digest(toolcap, reference) == (expected.hexdigest(), 200 * MB)
     assert reference_of(produced(1)) in small_out.decode()

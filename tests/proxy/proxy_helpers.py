@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import select
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -34,11 +33,12 @@ from mcp_types import (
     TextContent,
 )
 
+from helpers import REF
+
 ROOT = Path(__file__).resolve().parents[2]
 SERVERS = ROOT / "tests" / "servers"
 BIGSERVER = SERVERS / "bigserver.py"
 NPM_BIN = ROOT / "tests" / "npm" / "node_modules" / ".bin"
-REF = re.compile(r"toolcap:[0-9a-f]{32}")
 
 # The proxy is started the way a client configuration would: as a command.
 PROXY = [

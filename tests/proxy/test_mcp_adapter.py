@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
-import re
 from typing import Any
 
 import pytest
 from mcp_types import CallToolResult, ImageContent, TextContent
 
+from helpers import REF, reference_of
 from toolcap import Config, Policy
 from toolcap.adapters.mcp import (
     bound_call_tool_result,
@@ -21,7 +20,6 @@ from toolcap.adapters.mcp import (
 from toolcap.store import MemoryStore
 
 KB = 1024
-REF = re.compile(r"toolcap:[0-9a-f]{16,}")
 
 
 def policy(store: Any = None, **tools: Any) -> Policy:
@@ -29,10 +27,6 @@ def policy(store: Any = None, **tools: Any) -> Policy:
         {"media_threshold": "8KB", "tools": {"*": {"size_threshold": "4KB", **tools}}}
     )
     return Policy(config, sink=store if store is not None else MemoryStore(), notices=False)
-
-
-def ref_of(data: bytes) -> str:
-    return "toolcap:" + hashlib.sha256(data).hexdigest()[:32]
 
 
 def test_an_sdk_result_comes_back_as_an_sdk_result_bounded() -> None:
@@ -43,7 +37,7 @@ def test_an_sdk_result_comes_back_as_an_sdk_result_bounded() -> None:
     (block,) = bounded.content
     assert isinstance(block, TextContent)
     assert len(block.text.encode()) <= 4 * KB
-    assert ref_of(big.encode()) in block.text
+    assert reference_of(big.encode()) in block.text
     assert bounded.structured_content is None
 
 
@@ -73,8 +67,8 @@ def test_audio_over_the_media_threshold_is_stored_and_named() -> None:
     (block,) = bounded.result["content"]
     assert block["type"] == "text"
     assert block["text"].startswith("[audio audio/wav of 21.3 KB not sent: over the 8.0 KB")
-    assert bounded.artifacts == (ref_of(data),)
-    assert store.read_bytes(ref_of(data)) == data
+    assert bounded.artifacts == (reference_of(data),)
+    assert store.read_bytes(reference_of(data)) == data
 
 
 def test_media_passes_when_the_media_threshold_is_unlimited() -> None:
@@ -162,7 +156,7 @@ def test_a_resource_blob_over_the_media_threshold_becomes_a_text_entry() -> None
     (entry,) = bounded.result["contents"]
     assert entry["uri"] == "file:///x.bin"
     assert entry["mimeType"] == "text/plain"
-    assert ref_of(data) in entry["text"]
+    assert reference_of(data) in entry["text"]
     assert "blob" not in entry
 
 
@@ -186,7 +180,7 @@ def test_a_block_only_the_wire_budget_cuts_is_kept_and_named() -> None:
     )
     (block,) = bounded.result["content"]
     assert json_bytes(block["text"]) <= 16 * KB
-    reference = ref_of(original.encode())
+    reference = reference_of(original.encode())
     assert reference in block["text"]
     assert store.read_bytes(reference) == original.encode()
 
@@ -200,5 +194,5 @@ def test_a_wire_cut_of_an_already_cut_block_still_names_its_artifact() -> None:
     )
     (block,) = bounded.result["content"]
     assert json_bytes(block["text"]) <= 16 * KB
-    assert ref_of(original.encode()) in block["text"]
-    assert bounded.artifacts == (ref_of(original.encode()),)
+    assert reference_of(original.encode()) in block["text"]
+    assert bounded.artifacts == (reference_of(original.encode()),)

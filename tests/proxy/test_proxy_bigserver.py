@@ -6,7 +6,6 @@ One proxy and one upstream serve the whole module.
 from __future__ import annotations
 
 import base64
-import hashlib
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +15,7 @@ import pytest
 from anyio.from_thread import BlockingPortal
 from mcp_types import PromptReference
 
+from helpers import reference_of
 from proxy.proxy_helpers import (
     BIGSERVER,
     REF,
@@ -97,7 +97,7 @@ def test_large_text_is_bounded_and_its_original_is_kept(
     assert text.startswith(original[:1000])
     assert text.endswith(original[-1000:])
     (ref,) = REF.findall(text)
-    assert ref == "toolcap:" + hashlib.sha256(original.encode()).hexdigest()[:32]
+    assert ref == reference_of(original.encode())
     assert open_store(artifacts).read_bytes(ref) == original.encode()
     assert "big_text: sent " in client.stderr()
     assert "to the assistant (size_threshold)" in client.stderr()

@@ -5,7 +5,6 @@ mcp-server-git. Each upstream is started once for its tests.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import shutil
 import subprocess
@@ -16,6 +15,7 @@ from pathlib import Path
 import pytest
 from anyio.from_thread import BlockingPortal
 
+from helpers import reference_of
 from proxy.proxy_helpers import (
     NPM_BIN,
     REF,
@@ -84,9 +84,8 @@ def test_filesystem_a_multi_megabyte_file_is_bounded_and_kept_whole(
     (text,) = text_of(result)
     assert len(text.encode()) <= THRESHOLD
     (ref,) = REF.findall(text)
-    digest = hashlib.sha256(data).hexdigest()
-    assert ref == "toolcap:" + digest[:32]
-    assert hashlib.sha256(open_store(artifacts).read_bytes(ref)).hexdigest() == digest
+    assert ref == reference_of(data)
+    assert open_store(artifacts).read_bytes(ref) == data
 
 
 @needs_node

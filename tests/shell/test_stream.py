@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import logging
 
@@ -10,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from helpers import reference_of
 from toolcap import Config, Policy, StoreError, ToolResponse
 from toolcap.shell._spill import open_stream
 from toolcap.shell._stream import CapStream, StreamCutter, StreamOutcome
@@ -118,7 +118,7 @@ def test_stream_reference_equals_one_shot_put_and_artifact_is_byte_identical() -
     for start in range(0, len(data), 4093):
         stream.write(data[start : start + 4093])
     outcome = stream.close()
-    assert outcome.reference == "toolcap:" + hashlib.sha256(data).hexdigest()[:32]
+    assert outcome.reference == reference_of(data)
     assert outcome.reference == MemoryStore().put(data)
     assert store.read_bytes(outcome.reference) == data
     assert outcome.reference in outcome.output.decode()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import signal
 import stat
@@ -15,8 +14,15 @@ from typing import Any
 
 import pytest
 
+from helpers import reference_of
 from toolcap import StoreError
-from toolcap.store import ArtifactNotFoundError, LocalStore, default_root, open_store
+from toolcap.store import (
+    ArtifactNotFoundError,
+    LocalStore,
+    default_root,
+    open_store,
+    parse_ref,
+)
 
 HOUR = 3600.0
 
@@ -134,7 +140,7 @@ def test_two_processes_storing_the_same_content_at_once_leave_one_artifact(
     refs = {proc.communicate(timeout=120)[0].strip() for proc in children}
     assert [proc.returncode for proc in children] == [0, 0]
     data = payload(8)
-    expected = "toolcap:" + hashlib.sha256(data).hexdigest()[:32]
+    expected = reference_of(data)
     assert refs == {expected}
     files = visible_files(root)
     assert [p.name for p in files] == [expected[8:], expected[8:] + ".json"]
@@ -181,7 +187,7 @@ def test_a_writer_killed_mid_write_leaves_no_visible_artifact(
     clock.now = os.stat(root / ".tmp").st_mtime
     store = LocalStore(root, clock=clock)
     data = payload(4)
-    ref = "toolcap:" + hashlib.sha256(data).hexdigest()[:32]
+    ref = reference_of(data)
     assert visible_files(root) == []
     assert store.list() == []
     with pytest.raises(ArtifactNotFoundError):
@@ -213,7 +219,7 @@ def test_a_symlink_planted_in_place_of_an_artifact_is_refused(tmp_path: Path) ->
     secret.write_bytes(b"not for the model")
     store = LocalStore(tmp_path / "s")
     data = b"content whose name is taken"
-    ident = hashlib.sha256(data).hexdigest()[:32]
+    ident = parse_ref(reference_of(data))
     fan = tmp_path / "s" / ident[:2]
     fan.mkdir(parents=True)
     (fan / ident).symlink_to(secret)
@@ -231,7 +237,7 @@ def test_a_symlinked_fan_out_directory_is_refused(tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     data = b"redirected"
-    ident = hashlib.sha256(data).hexdigest()[:32]
+    ident = parse_ref(reference_of(data))
     (elsewhere / ident).write_bytes(data)
     root = tmp_path / "s"
     root.mkdir()

@@ -22,7 +22,6 @@ the SDK is imported only for the latter.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -31,6 +30,7 @@ from .._diagnostics import observe
 from .._finalize import Policy, ToolResponse
 from .._notice import Cap, emit_notice, notice_line
 from ..core._json import json_size, project_json_blocks, wire_marker
+from ..core._refs import reference_for
 from ..core._sizes import human_size
 from ..core._utf8 import sanitize, utf8_size
 from ._common import base64_payload, keep_media
@@ -201,7 +201,7 @@ class _Bounder:
     def keep(self, original: str, stored: tuple[str, ...]) -> str | None:
         """The reference of ``original``: the one finalize stored, or a new one."""
         data = sanitize(original).encode("utf-8")
-        reference = "toolcap:" + hashlib.sha256(data).hexdigest()[:32]
+        reference = reference_for(data)
         if reference in stored:
             return reference
         if not self.spill_on:

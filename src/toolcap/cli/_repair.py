@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
 import importlib
 import os
 import shutil
@@ -29,6 +28,7 @@ from typing import Any
 
 from .._config import Config
 from .._finalize import FinalizedResponse, Policy, ToolResponse
+from ..core._refs import reference_for
 from ..core._sizes import human_size, parse_limit
 from ..sessions._jsonspan import Located
 from ..sessions._repair import (
@@ -38,7 +38,6 @@ from ..sessions._repair import (
     read_conversation,
     splice_pieces,
 )
-from ..store._refs import format_ref
 from ._common import CommandError, add_config_options, load_cli_config
 
 __all__ = ["PROGRESS_MIN_BYTES", "FileState", "backup_path", "register", "rewrite_in_place"]
@@ -155,7 +154,7 @@ class _HashOnly:
     """A sink that stores nothing and answers the reference a store would give."""
 
     def put(self, data: bytes, *, tool: str | None = None) -> str:
-        return format_ref(hashlib.sha256(data).hexdigest())
+        return reference_for(data)
 
 
 def _timeline(conversation: Conversation, rows: list[tuple[ToolOutput, FinalizedResponse]],

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import AnyStr, Literal
 
 from ._errors import ConfigError
-from ._marker import REFERENCE_LENGTH, SHORT_MARKER, Marker
+from ._marker import SHORT_MARKER, Marker
+from ._refs import REFERENCE_LENGTH
 from ._sizes import parse_limit
 from ._utf8 import decode, head_boundary, sanitize, tail_boundary, utf8_size
 

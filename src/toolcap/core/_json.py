@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from ._allocate import water_fill
+from ._refs import short_ref
 from ._sizes import human_size
 
 __all__ = [
@@ -54,7 +55,7 @@ def wire_marker(references: Sequence[str] = ()) -> str:
     if len(references) == 1:
         shown = references[0]
     else:
-        shown = ", ".join(ref[: len("toolcap:") + 16] for ref in references[:3])
+        shown = ", ".join(short_ref(ref) for ref in references[:3])
     head, _, tail = DEFAULT_WIRE_MARKER.rpartition("]")
     return f"{head}; full text kept as {shown}]{tail}"
 

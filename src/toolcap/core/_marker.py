@@ -21,13 +21,12 @@ import string
 from dataclasses import dataclass
 
 from ._errors import ConfigError
+from ._refs import REFERENCE_LENGTH
 from ._sizes import human_size
 
 __all__ = [
     "DEFAULT_MARKER",
     "MAX_MARKER_BYTES",
-    "MAX_REFERENCE_LENGTH",
-    "REFERENCE_LENGTH",
     "Marker",
 ]
 
@@ -44,10 +43,6 @@ _FIELDS = frozenset({"original", "kept", "dropped", "where", "reference"})
 # The widest value human_size gives below 1024 GB: reserving room for it makes the
 # cut independent of the sizes it reports, so a stream can be cut before its end.
 _WIDEST_SIZE = "1023.9 KB"
-#: The length of a reference as toolcap's stores write it: ``toolcap:`` and 32 hex digits.
-REFERENCE_LENGTH = len("toolcap:") + 32
-#: References longer than this are recorded but never put in a marker.
-MAX_REFERENCE_LENGTH = 64
 
 
 @dataclass(frozen=True)

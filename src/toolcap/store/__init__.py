@@ -13,19 +13,18 @@ import os
 from typing import Any, Protocol
 
 from toolcap.core._errors import StoreError
+from toolcap.core._refs import InvalidReferenceError, parse_ref
 from toolcap.store._base import ArtifactStore, Clock
 from toolcap.store._fsspec import FsspecStore  # fsspec itself is imported on first use
 from toolcap.store._limits import GRACE_SECONDS, Limits
 from toolcap.store._local import LocalStore, default_root
 from toolcap.store._memory import MemoryStore
-from toolcap.store._refs import (
+from toolcap.store._records import (
     ArtifactInfo,
     ArtifactNotFoundError,
     GcReport,
     GrepMatch,
     GrepResult,
-    InvalidReferenceError,
-    parse_ref,
 )
 from toolcap.store._writer import ArtifactWriter
 

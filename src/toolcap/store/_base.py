@@ -20,18 +20,15 @@ from collections.abc import Callable, Iterator
 from typing import IO, TypeVar
 
 from toolcap.core._errors import StoreError
+from toolcap.core._refs import ID_LENGTH, PREFIX, format_ref, parse_ref
 from toolcap.core._utf8 import sanitize
 from toolcap.store._gc import evict
 from toolcap.store._limits import GRACE_SECONDS, SNAP_WINDOW, Limits, snap_head, snap_tail
-from toolcap.store._refs import (
-    ID_LENGTH,
-    PREFIX,
+from toolcap.store._records import (
     ArtifactInfo,
     ArtifactNotFoundError,
     GcReport,
     GrepResult,
-    format_ref,
-    parse_ref,
 )
 from toolcap.store._search import search_lines, split_lines
 from toolcap.store._writer import ArtifactWriter

@@ -19,7 +19,6 @@ import contextlib
 import dataclasses
 import json
 import os
-import re
 import tempfile
 import uuid
 from collections.abc import Callable
@@ -27,13 +26,14 @@ from datetime import datetime
 from typing import IO, Any
 
 from toolcap.core._errors import StoreError
+from toolcap.core._refs import ARTIFACT_ID
 from toolcap.store._base import ArtifactStore, Clock
 from toolcap.store._limits import Limits
-from toolcap.store._refs import ArtifactInfo
+from toolcap.store._records import ArtifactInfo
 
 __all__ = ["FsspecStore"]
 
-_ID = re.compile(r"[0-9a-f]{32}")
+_ID = ARTIFACT_ID
 # Back ends whose uploads become visible atomically, at completion.
 _ATOMIC = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "memory"})
 

@@ -11,8 +11,9 @@ import contextlib
 from typing import TYPE_CHECKING
 
 from toolcap.core._errors import StoreError
+from toolcap.core._refs import PREFIX
 from toolcap.store._limits import GRACE_SECONDS
-from toolcap.store._refs import PREFIX, GcReport
+from toolcap.store._records import GcReport
 
 if TYPE_CHECKING:
     from toolcap.store._base import ArtifactStore

@@ -29,13 +29,14 @@ from pathlib import Path
 from typing import IO
 
 from toolcap.core._errors import StoreError
+from toolcap.core._refs import ARTIFACT_ID
 from toolcap.store._base import ArtifactStore, Clock
 from toolcap.store._limits import Limits
-from toolcap.store._refs import ArtifactInfo
+from toolcap.store._records import ArtifactInfo
 
 __all__ = ["LocalStore", "default_root"]
 
-_ID = re.compile(r"[0-9a-f]{32}")
+_ID = ARTIFACT_ID
 _FANOUT = re.compile(r"[0-9a-f]{2}")
 _NOFOLLOW = os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 # The data of a new file is all that must reach the disk: fdatasync, where there is one.

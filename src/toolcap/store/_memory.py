@@ -10,7 +10,7 @@ from typing import IO
 
 from toolcap.store._base import ArtifactStore, Clock
 from toolcap.store._limits import Limits
-from toolcap.store._refs import ArtifactInfo
+from toolcap.store._records import ArtifactInfo
 
 __all__ = ["MemoryStore"]
 

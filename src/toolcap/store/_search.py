@@ -6,7 +6,7 @@ import re
 from collections import deque
 from collections.abc import Iterable, Iterator
 
-from toolcap.store._refs import GrepMatch, GrepResult
+from toolcap.store._records import GrepMatch, GrepResult
 
 __all__ = ["search_lines", "split_lines"]
 

@@ -14,8 +14,9 @@ from types import TracebackType
 from typing import IO, TYPE_CHECKING
 
 from toolcap.core._errors import StoreError
+from toolcap.core._refs import ID_LENGTH, format_ref
 from toolcap.store._limits import SNAP_WINDOW, snap_head, snap_tail
-from toolcap.store._refs import ID_LENGTH, ArtifactInfo, format_ref
+from toolcap.store._records import ArtifactInfo
 
 if TYPE_CHECKING:
     from toolcap.store._base import ArtifactStore

@@ -1,73 +1,28 @@
-"""Artifact references: parsing, validation and the records kept per artifact.
+"""The records a store keeps and reports: per artifact, per search, per collection.
 
-A reference is ``toolcap:`` followed by the first 32 lowercase hex digits of the
-SHA-256 of the stored original. Anything that resolves one must accept a prefix
-of at least 16 hex digits (with or without ``toolcap:``) and refuse everything
-else before it comes anywhere near a path or a URL.
+The reference format itself (making, shortening and parsing references) is in
+:mod:`toolcap.core._refs`.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from toolcap.core._errors import StoreError
+from toolcap.core._refs import PREFIX, parse_ref
 
 __all__ = [
-    "ID_LENGTH",
-    "MIN_PREFIX",
-    "PREFIX",
     "ArtifactInfo",
     "ArtifactNotFoundError",
     "GcReport",
     "GrepMatch",
     "GrepResult",
-    "InvalidReferenceError",
-    "format_ref",
-    "parse_ref",
 ]
-
-PREFIX = "toolcap:"
-ID_LENGTH = 32  # hex digits of the SHA-256 that name an artifact (128 bits)
-MIN_PREFIX = 16
-_HEX = re.compile(r"[0-9a-f]{16,64}")
-
-
-class InvalidReferenceError(StoreError):
-    """A reference that is not well-formed; it is refused without touching the store."""
 
 
 class ArtifactNotFoundError(StoreError):
     """A well-formed reference that names no artifact in this store (or several)."""
-
-
-def format_ref(digest_hex: str) -> str:
-    """Return the reference for a full SHA-256 hex digest."""
-    return PREFIX + digest_hex[:ID_LENGTH]
-
-
-def parse_ref(ref: str) -> str:
-    """Return the lowercase hex of ``ref`` (16 to 64 digits), or raise.
-
-    Accepts ``toolcap:<hex>`` and bare ``<hex>``; hex is matched case-insensitively
-    so that a reference survives a copy that changed its case. Anything else
-    (path separators, dots, whitespace, too short or too long) raises
-    :class:`InvalidReferenceError` and is never used to build a path.
-    """
-    if not isinstance(ref, str):
-        kind = type(ref).__name__
-        raise InvalidReferenceError(f"artifact reference must be a string, not {kind}")
-    body = ref[len(PREFIX) :] if ref.startswith(PREFIX) else ref
-    hexpart = body.lower()
-    # fullmatch on an explicit character class: no path, no newline, no unicode digit.
-    if not _HEX.fullmatch(hexpart) or not hexpart.isascii():
-        shown = ref if len(ref) <= 80 else ref[:77] + "..."
-        raise InvalidReferenceError(
-            f"not an artifact reference: {shown!r} "
-            f"(expected {PREFIX} followed by {MIN_PREFIX} to 64 hex digits)"
-        )
-    return hexpart
 
 
 @dataclass(frozen=True)
