@@ -1,5 +1,6 @@
-"""Keep the test suite off the user's own cache: the default artifact store goes to a
-temporary directory for the whole run (subprocesses inherit it)."""
+"""Keep the test suite off the user's own cache and configuration: the default artifact
+store and the user configuration directory go to temporary directories for the whole run
+(subprocesses inherit them)."""
 
 from __future__ import annotations
 
@@ -13,14 +14,18 @@ import pytest
 from helpers import Toolcap
 
 _CACHE = tempfile.mkdtemp(prefix="toolcap-tests-cache-")
+# The user-level configuration file and the trust record live here, never in the user's own.
+_CONFIG = tempfile.mkdtemp(prefix="toolcap-tests-config-")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     os.environ["XDG_CACHE_HOME"] = _CACHE
+    os.environ["XDG_CONFIG_HOME"] = _CONFIG
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(_CACHE, ignore_errors=True)
+    shutil.rmtree(_CONFIG, ignore_errors=True)
 
 
 @pytest.fixture

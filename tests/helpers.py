@@ -24,6 +24,8 @@ class Toolcap:
         self.artifacts = home / "artifacts"
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLCAP_")}
         self.env["TOOLCAP_ARTIFACTS"] = str(self.artifacts)
+        self.config_dir = home / "user-config"  # XDG: the user file is config_dir/toolcap/
+        self.env["XDG_CONFIG_HOME"] = str(self.config_dir)
         self.env["PYTHONUNBUFFERED"] = "1"
 
     def __call__(self, *args: str, input: bytes | None = None, timeout: float = 120,

@@ -202,3 +202,76 @@ def test_a_marker_field_with_a_conversion_still_renders() -> None:
     config = Config(tools={"*": {"marker": "[{dropped!s} cut]", "size_threshold": "1KB"}})
     marker = config.for_tool("x").marker
     assert marker.render(original=4096, kept=1024, reference=None) == "[3.0 KB cut]"
+
+
+@pytest.mark.parametrize(
+    ("template", "message"),
+    [
+        ("{kept:>4000000000}", "takes no format spec"),
+        ("[{original:{kept}}]", "takes no format spec"),
+        ("[{kept!x}]", "unknown conversion !x"),
+        ("{" * 100_000, "over the 200-byte maximum"),
+    ],
+)
+def test_a_marker_that_would_exhaust_memory_is_a_one_line_error(
+    tmp_path: Path, template: str, message: str
+) -> None:
+    path = write(tmp_path / "toolcap.toml", f'[tools.Read]\nmarker = "{template}"\n')
+    with pytest.raises(ConfigError, match=message) as caught:
+        load_config(path, env={})
+    assert "\n" not in str(caught.value) and len(str(caught.value)) < 400
+
+
+def test_a_marker_built_in_code_is_checked_like_one_from_a_file() -> None:
+    from toolcap.core._marker import Marker
+
+    with pytest.raises(ConfigError, match="format spec"):
+        Config(tools={"*": {"marker": Marker("{kept:>4000000000}")}})
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("a = " + "[" * 50_000 + "]" * 50_000 + "\n", "nested too deeply"),
+        ("x = " + "{a = " * 50_000 + "}" * 50_000 + "\n", "nested too deeply"),
+        (b'batch_ceiling = "1MB"\n# caf\xe9\n', r"not UTF-8 \(invalid byte at offset 27\)"),
+        ("# " + "x" * (1024 * 1024) + "\n", "larger than 1024 KB"),
+    ],
+    ids=["arrays", "inline-tables", "latin-1", "huge"],
+)
+def test_a_hostile_configuration_file_is_a_one_line_error(
+    tmp_path: Path, content: str | bytes, message: str
+) -> None:
+    path = tmp_path / "toolcap.toml"
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    with pytest.raises(ConfigError, match=message) as caught:
+        load_config(path, env={})
+    assert "\n" not in str(caught.value)
+
+
+def test_a_deeply_nested_value_in_a_known_key_is_a_one_line_error(tmp_path: Path) -> None:
+    # Parsed fine at this depth, but the error's description of the value must stay short.
+    path = write(tmp_path / "toolcap.toml", "artifacts = " + "[" * 200 + "]" * 200 + "\n")
+    with pytest.raises(ConfigError, match="artifacts: expected a string") as caught:
+        load_config(path, env={})
+    assert len(str(caught.value)) < 200
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
+def test_a_device_named_as_the_configuration_is_refused_unread(device: str) -> None:
+    with pytest.raises(ConfigError, match="not a regular file"):
+        load_config(env={"TOOLCAP_CONFIG": device})
+
+
+def test_a_fifo_named_as_the_configuration_is_refused_without_waiting(tmp_path: Path) -> None:
+    import os
+
+    fifo = tmp_path / "config.fifo"
+    os.mkfifo(fifo)  # no writer: a blocking open would wait forever
+    with pytest.raises(ConfigError, match="not a regular file"):
+        load_config(fifo, env={})
+
+
+def test_a_directory_named_as_the_configuration_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="not a regular file"):
+        load_config(tmp_path, env={})

@@ -1,9 +1,15 @@
 """Configuration: where it is found, what each key means, and per-tool resolution.
 
-Sources, first found wins: an explicit path, ``TOOLCAP_CONFIG``, then the nearest
-``toolcap.toml`` or ``pyproject.toml`` with a ``[tool.toolcap]`` table, walking up
-from the working directory. ``TOOLCAP_SIZE_THRESHOLD``, ``TOOLCAP_BATCH_CEILING``
-and ``TOOLCAP_ARTIFACTS`` override what the file says.
+Sources, first found wins: an explicit path, ``TOOLCAP_CONFIG``, the nearest
+``toolcap.toml`` or ``pyproject.toml`` with a ``[tool.toolcap]`` table walking up
+from the working directory, then the user-level file (``~/.config/toolcap/toolcap.toml``
+on Linux). ``TOOLCAP_SIZE_THRESHOLD``, ``TOOLCAP_BATCH_CEILING`` and
+``TOOLCAP_ARTIFACTS`` override what the file says.
+
+A file found by walking up may come from a cloned repository: it may set bounds,
+but not where outputs go unless the user trusts it (see :mod:`toolcap._trust`).
+Every file is read within bounds (a regular file of at most 1 MB, UTF-8, nested
+no deeper than the parser allows): anything else is a one-line :class:`ConfigError`.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from ._trust import REDIRECTING_KEYS, read_regular_file, trust_state, user_config_file
 from .core._cut import Strategy, check_head_ratio, check_strategy
 from .core._errors import ConfigError
 from .core._marker import Marker
@@ -164,7 +171,9 @@ def _parse_tools(table: object, file: str | None) -> dict[str, dict[str, Any]]:
             continue
         if not isinstance(entry, Mapping):
             raise ConfigError(
-                f"expected a table or a size such as \"8KB\", got {entry!r}", key=prefix, file=file
+                f"expected a table or a size such as \"8KB\", got {_shown(entry)}",
+                key=prefix,
+                file=file,
             )
         tools[name] = {k: _parse_tool_key(k, v, f"{prefix}.{k}", file) for k, v in entry.items()}
     return tools
@@ -180,8 +189,8 @@ def _parse_tool_key(key: str, value: object, where: str, file: str | None) -> ob
     if key == "head_ratio":
         return check_head_ratio(value, key=where, file=file)
     if key == "marker":
-        if isinstance(value, Marker):
-            return value
+        if isinstance(value, Marker):  # built in code: held to the same rules
+            value = value.template
         return Marker.parse(_string(value, where, file), key=where, file=file)
     if key == "spill":
         return _boolean(value, where, file)
@@ -198,7 +207,7 @@ def _parse_store(table: object, file: str | None) -> StoreLimits:
             values[key] = parse_limit(value, key=where, file=file)
         elif key == "max_age_days":
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-                raise ConfigError(f"expected a positive number of days, got {value!r}",
+                raise ConfigError(f"expected a positive number of days, got {_shown(value)}",
                                   key=where, file=file)
             values[key] = float(value)
         else:
@@ -208,14 +217,20 @@ def _parse_store(table: object, file: str | None) -> StoreLimits:
 
 def _string(value: object, key: str, file: str | None) -> str:
     if not isinstance(value, str):
-        raise ConfigError(f"expected a string, got {value!r}", key=key, file=file)
+        raise ConfigError(f"expected a string, got {_shown(value)}", key=key, file=file)
     return value
 
 
 def _boolean(value: object, key: str, file: str | None) -> bool:
     if not isinstance(value, bool):
-        raise ConfigError(f"expected true or false, got {value!r}", key=key, file=file)
+        raise ConfigError(f"expected true or false, got {_shown(value)}", key=key, file=file)
     return value
+
+
+def _shown(value: object) -> str:
+    """``repr(value)`` cut to one short line: a hostile value must not make a huge message."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _known(keys: Iterable[str]) -> str:
@@ -230,40 +245,52 @@ def find_config_file(
     start: Path | None = None, env: Mapping[str, str] | None = None
 ) -> Path | None:
     """The file configuration would be read from, or ``None`` for the defaults."""
+    found = _find(start, env)
+    return found[0] if found else None
+
+
+def _find(start: Path | None, env: Mapping[str, str] | None) -> tuple[Path, bool] | None:
+    """The file configuration comes from, and whether it was found by walking up."""
     env = os.environ if env is None else env
     named = env.get("TOOLCAP_CONFIG")
     if named:
-        return Path(named)
+        return Path(named), False
     directory = (start or Path.cwd()).resolve()
     for folder in (directory, *directory.parents):
         candidate = folder / "toolcap.toml"
         if candidate.is_file():
-            return candidate
+            return candidate, True
         pyproject = folder / "pyproject.toml"
         if pyproject.is_file() and _has_toolcap_table(pyproject):
-            return pyproject
-    return None
+            return pyproject, True
+    user_file = user_config_file()
+    return (user_file, False) if user_file.is_file() else None
 
 
 def _has_toolcap_table(pyproject: Path) -> bool:
     try:
-        tool = _read_toml(pyproject).get("tool", {})
+        tool = _read_toml(pyproject)[0].get("tool", {})
     except ConfigError:
         return False
     return isinstance(tool, Mapping) and "toolcap" in tool
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def _read_toml(path: Path) -> tuple[dict[str, Any], bytes]:
+    """The parsed file and the bytes it was parsed from (what trust is checked against)."""
+    raw = read_regular_file(path)
     try:
-        with path.open("rb") as stream:
-            data: dict[str, Any] = tomllib.load(stream)
-            return data
-    except FileNotFoundError:
-        raise ConfigError("configuration file not found", file=str(path)) from None
-    except OSError as error:
-        raise ConfigError(f"cannot read configuration: {error.strerror}", file=str(path)) from None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError(
+            f"not UTF-8 (invalid byte at offset {error.start}); save the file as UTF-8",
+            file=str(path),
+        ) from None
+    try:
+        return tomllib.loads(text), raw
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"invalid TOML: {error}", file=str(path)) from None
+    except RecursionError:
+        raise ConfigError("nested too deeply to read; flatten the tables", file=str(path)) from None
 
 
 def load_config(
@@ -271,20 +298,54 @@ def load_config(
     *,
     env: Mapping[str, str] | None = None,
     start: Path | None = None,
+    artifacts: str | None = None,
 ) -> Config:
     """Load configuration from ``path`` or the first source found, then apply env overrides.
 
-    Raises :class:`ConfigError` naming the file and key of anything invalid.
+    ``artifacts`` is a store location given by the caller (``--artifacts``): it
+    wins over every source. Raises :class:`ConfigError` naming the file and key
+    of anything invalid, and for a store location set by a file found walking up
+    from ``start`` that the user has not trusted.
     """
-    file = Path(path) if path is not None else find_config_file(start, env)
-    if file is None:
-        return Config().with_env(env)
-    data = _read_toml(file)
-    if file.name == "pyproject.toml":
-        tool = data.get("tool", {})
-        table = tool.get("toolcap") if isinstance(tool, Mapping) else None
-        if not isinstance(table, Mapping):
-            raise ConfigError("no [tool.toolcap] table", file=str(file))
-        data = dict(table)
-    return Config.from_mapping(data, source=str(file)).with_env(env)
+    found = (Path(path), False) if path is not None else _find(start, env)
+    if found is None:
+        config = Config().with_env(env)
+    else:
+        file, walked = found
+        data, raw = _read_toml(file)
+        if file.name == "pyproject.toml":
+            tool = data.get("tool", {})
+            table = tool.get("toolcap") if isinstance(tool, Mapping) else None
+            if not isinstance(table, Mapping):
+                raise ConfigError("no [tool.toolcap] table", file=str(file))
+            data = dict(table)
+        try:
+            config = Config.from_mapping(data, source=str(file)).with_env(env)
+        except RecursionError:
+            raise ConfigError("nested too deeply to read", file=str(file)) from None
+        if walked:
+            _check_redirects(file, raw, data, env, artifacts)
+    return replace(config, artifacts=artifacts) if artifacts else config
 
+
+def _check_redirects(
+    file: Path, raw: bytes, data: Mapping[str, Any], env: Mapping[str, str] | None,
+    artifacts: str | None,
+) -> None:
+    """Refuse a key that sends data elsewhere from a file the user has not trusted."""
+    env = os.environ if env is None else env
+    # A location given by the caller or the environment wins: the file's is never used.
+    overridden = {"artifacts"} if artifacts or env.get("TOOLCAP_ARTIFACTS") else set()
+    keys = [key for key in REDIRECTING_KEYS if key in data and key not in overridden]
+    if not keys:
+        return
+    state = trust_state(file, raw)
+    if state == "trusted":
+        return
+    why = "changed since you trusted it" if state == "changed" else "not trusted"
+    raise ConfigError(
+        f"a file found from the working directory may not set where outputs go ({why});"
+        f" review it, then run `toolcap config trust {file}`, or set it in {user_config_file()}",
+        key=keys[0],
+        file=str(file),
+    )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import replace
 
 from .._config import Config, load_config
 from .._finalize import Policy
@@ -23,7 +22,8 @@ def add_config_options(parser: argparse.ArgumentParser) -> None:
     """``--config FILE`` and ``--artifacts URL``."""
     parser.add_argument("--config", metavar="FILE",
                         help="configuration file (default: TOOLCAP_CONFIG, toolcap.toml or "
-                        "[tool.toolcap] in pyproject.toml, searched upwards)")
+                        "[tool.toolcap] in pyproject.toml searched upwards, then the "
+                        "user's toolcap.toml; see 'toolcap config show')")
     parser.add_argument("--artifacts", metavar="URL",
                         help="artifact store: a directory or any fsspec URL (default: "
                         "TOOLCAP_ARTIFACTS, the config, or the user cache directory)")
@@ -31,10 +31,7 @@ def add_config_options(parser: argparse.ArgumentParser) -> None:
 
 def load_cli_config(args: argparse.Namespace) -> Config:
     """The configuration named by the options, with ``--artifacts`` applied."""
-    config = load_config(args.config)
-    if getattr(args, "artifacts", None):
-        config = replace(config, artifacts=args.artifacts)
-    return config
+    return load_config(args.config, artifacts=getattr(args, "artifacts", None))
 
 
 def policy_from(config: Config, *, spill: bool = True) -> Policy:

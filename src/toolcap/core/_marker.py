@@ -58,16 +58,32 @@ class Marker:
             raise ConfigError(f"a marker must be a string, got {template!r}", key=key, file=file)
         try:
             template.encode("utf-8")
-            fields = {name for _, name, _, _ in string.Formatter().parse(template)
-                      if name is not None}
+            parsed = list(string.Formatter().parse(template))
         except (ValueError, UnicodeEncodeError) as error:
             raise ConfigError(
-                f"invalid marker template {template!r}: {error}", key=key, file=file
+                f"invalid marker template {template[:60]!r}: {error}", key=key, file=file
             ) from None
+        fields = {name for _, name, _, _ in parsed if name is not None}
+        for _, name, spec, conversion in parsed:
+            if conversion not in (None, "s", "r", "a"):
+                raise ConfigError(f"unknown conversion !{conversion[:20]} in the marker"
+                                  " (use !s, !r, !a or none)", key=key, file=file)
+            # A width such as {kept:>4000000000} would be built before its size could be
+            # checked: placeholders take no spec, so a marker's size is known in advance.
+            if spec:
+                raise ConfigError(
+                    f"placeholder {{{name}}} in the marker takes no format spec"
+                    f" (write {{{name}}} without ':{spec[:20]}')",
+                    key=key,
+                    file=file,
+                )
+        if len(template) > 4 * MAX_MARKER_BYTES:  # no need to look further: it cannot fit
+            raise ConfigError(f"marker is over the {MAX_MARKER_BYTES}-byte maximum",
+                              key=key, file=file)
         unknown = fields - _FIELDS
         if unknown:
             raise ConfigError(
-                f"unknown placeholder {{{sorted(unknown)[0]}}} in marker {template!r}"
+                f"unknown placeholder {{{sorted(unknown)[0][:40]}}} in marker {template[:60]!r}"
                 f" (known: {', '.join('{' + f + '}' for f in sorted(_FIELDS))})",
                 key=key,
                 file=file,
