@@ -7,7 +7,13 @@ import json
 from typing import Any
 
 import pytest
-from mcp_types import CallToolResult, ImageContent, TextContent
+from mcp_types import (
+    CallToolResult,
+    ImageContent,
+    ReadResourceResult,
+    TextContent,
+    TextResourceContents,
+)
 
 from helpers import REF, reference_of
 from toolcap import Config, Policy
@@ -15,6 +21,7 @@ from toolcap.adapters.mcp import (
     bound_call_tool_result,
     bound_call_tool_result_dict,
     bound_read_resource_result,
+    bound_read_resource_result_dict,
     resource_tool_name,
 )
 from toolcap.store import MemoryStore
@@ -153,11 +160,25 @@ def test_a_resource_blob_over_the_media_threshold_becomes_a_text_entry() -> None
         ]
     }
     bounded = bound_read_resource_result(result, policy(store), uri="file:///x.bin")
-    (entry,) = bounded.result["contents"]
+    (entry,) = bounded["contents"]  # the same kind as given, as bound_call_tool_result
     assert entry["uri"] == "file:///x.bin"
     assert entry["mimeType"] == "text/plain"
     assert reference_of(data) in entry["text"]
     assert "blob" not in entry
+
+
+def test_a_resource_result_comes_back_as_the_kind_it_was_given() -> None:
+    text = "r" * 50_000
+    model = ReadResourceResult(contents=[TextResourceContents(uri="file:///r.txt", text=text)])
+    bounded = bound_read_resource_result(model, policy(MemoryStore()), uri="file:///r.txt")
+    assert isinstance(bounded, ReadResourceResult)
+    assert "[toolcap:" in bounded.contents[0].text
+    as_dict = bound_read_resource_result_dict(
+        model.model_dump(mode="json", exclude_none=True), policy(), uri="file:///r.txt"
+    )
+    assert as_dict.changed and isinstance(as_dict.result, dict)
+    small = ReadResourceResult(contents=[TextResourceContents(uri="file:///r.txt", text="ok")])
+    assert bound_read_resource_result(small, policy(), uri="file:///r.txt") is small
 
 
 def wire_policy(store: Any, threshold: str) -> Policy:

@@ -22,6 +22,7 @@ the SDK is imported only for the latter.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -40,6 +41,7 @@ __all__ = [
     "bound_call_tool_result",
     "bound_call_tool_result_dict",
     "bound_read_resource_result",
+    "bound_read_resource_result_dict",
     "resource_tool_name",
 ]
 
@@ -341,33 +343,62 @@ def bound_call_tool_result(
     Returns the same kind of value it was given (the same object when nothing
     changed). See :func:`bound_call_tool_result_dict` for the arguments.
     """
-    if isinstance(result, dict):
-        return bound_call_tool_result_dict(  # type: ignore[return-value]
-            result,
+    return _same_kind(
+        result,
+        "CallToolResult",
+        lambda data: bound_call_tool_result_dict(
+            data,
             policy,
             tool=tool,
             call_id=call_id,
             media_threshold=media_threshold,
             wire_budget=wire_budget,
-        ).result
+        ),
+    )
+
+
+def _same_kind(result: T, kind: str, bound: Callable[[dict[str, Any]], BoundedResult]) -> T:
+    """Bound ``result`` (a dict in JSON form or an SDK model) and return the same kind."""
+    if isinstance(result, dict):
+        return bound(result).result  # type: ignore[return-value]
     dump = getattr(result, "model_dump", None)
     if dump is None:
-        raise TypeError(f"expected a CallToolResult or its dict form, got {type(result).__name__}")
-    data = dump(mode="json", by_alias=True, exclude_none=True)
-    bounded = bound_call_tool_result_dict(
-        data,
-        policy,
-        tool=tool,
-        call_id=call_id,
-        media_threshold=media_threshold,
-        wire_budget=wire_budget,
-    )
+        raise TypeError(f"expected a {kind} or its dict form, got {type(result).__name__}")
+    bounded = bound(dump(mode="json", by_alias=True, exclude_none=True))
     if not bounded.changed:
         return result
     return type(result).model_validate(bounded.result)  # type: ignore[attr-defined, no-any-return]
 
 
 def bound_read_resource_result(
+    result: T,
+    policy: Policy,
+    *,
+    uri: str,
+    call_id: str | None = None,
+    media_threshold: int | object | None = ...,
+    wire_budget: int | None = None,
+) -> T:
+    """Bound a ``ReadResourceResult``: a ``dict`` in JSON form or the SDK's model.
+
+    Returns the same kind of value it was given (the same object when nothing
+    changed). See :func:`bound_read_resource_result_dict` for the arguments.
+    """
+    return _same_kind(
+        result,
+        "ReadResourceResult",
+        lambda data: bound_read_resource_result_dict(
+            data,
+            policy,
+            uri=uri,
+            call_id=call_id,
+            media_threshold=media_threshold,
+            wire_budget=wire_budget,
+        ),
+    )
+
+
+def bound_read_resource_result_dict(
     result: dict[str, Any],
     policy: Policy,
     *,

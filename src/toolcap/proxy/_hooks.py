@@ -18,7 +18,7 @@ from typing import Any
 
 from .._diagnostics import observe
 from .._finalize import Policy
-from ..adapters.mcp import bound_call_tool_result_dict, bound_read_resource_result
+from ..adapters.mcp import bound_call_tool_result_dict, bound_read_resource_result_dict
 from ..core._json import project_json_text
 from ._artifact import read_artifact_definition, read_artifact_result
 from ._contracts import ToolNameConflict
@@ -65,7 +65,7 @@ class ProxyHooks:
     def resource_result(
         self, uri: str, call_id: Any, result: dict[str, Any]
     ) -> dict[str, Any] | None:
-        bounded = bound_read_resource_result(
+        bounded = bound_read_resource_result_dict(
             result,
             self.policy,
             uri=uri,
