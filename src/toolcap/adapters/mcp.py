@@ -343,18 +343,9 @@ def bound_call_tool_result(
     Returns the same kind of value it was given (the same object when nothing
     changed). See :func:`bound_call_tool_result_dict` for the arguments.
     """
-    return _same_kind(
-        result,
-        "CallToolResult",
-        lambda data: bound_call_tool_result_dict(
-            data,
-            policy,
-            tool=tool,
-            call_id=call_id,
-            media_threshold=media_threshold,
-            wire_budget=wire_budget,
-        ),
-    )
+    return _same_kind(result, "CallToolResult", lambda data: bound_call_tool_result_dict(
+        data, policy, tool=tool, call_id=call_id, media_threshold=media_threshold,
+        wire_budget=wire_budget))
 
 
 def _same_kind(result: T, kind: str, bound: Callable[[dict[str, Any]], BoundedResult]) -> T:
@@ -379,23 +370,10 @@ def bound_read_resource_result(
     media_threshold: int | object | None = ...,
     wire_budget: int | None = None,
 ) -> T:
-    """Bound a ``ReadResourceResult``: a ``dict`` in JSON form or the SDK's model.
-
-    Returns the same kind of value it was given (the same object when nothing
-    changed). See :func:`bound_read_resource_result_dict` for the arguments.
-    """
-    return _same_kind(
-        result,
-        "ReadResourceResult",
-        lambda data: bound_read_resource_result_dict(
-            data,
-            policy,
-            uri=uri,
-            call_id=call_id,
-            media_threshold=media_threshold,
-            wire_budget=wire_budget,
-        ),
-    )
+    """:func:`bound_read_resource_result_dict`, returning the kind given (a dict or SDK model)."""
+    return _same_kind(result, "ReadResourceResult", lambda data: bound_read_resource_result_dict(
+        data, policy, uri=uri, call_id=call_id, media_threshold=media_threshold,
+        wire_budget=wire_budget))
 
 
 def bound_read_resource_result_dict(
