@@ -101,15 +101,16 @@ def test_grep_prints_numbered_matches_with_merged_context(
     root, ref = stored
     done = toolcap("artifacts", "grep", ref, "ERROR", "--context", "1", "--artifacts", str(root))
     assert done.returncode == 0
+    at = {n: TEXT.index(f"line {n} ERROR") + len(f"line {n} ") for n in (5, 6, 20)}
     assert done.stdout.decode().splitlines() == [
-        "4-line 4", "5:line 5 ERROR", "6:line 6 ERROR", "7-line 7", "--",
-        "19-line 19", "20:line 20 ERROR", "21-line 21"]
+        "4-line 4", f"5:{at[5]}:line 5 ERROR", f"6:{at[6]}:line 6 ERROR", "7-line 7", "--",
+        "19-line 19", f"20:{at[20]}:line 20 ERROR", "21-line 21"]
 
 
 def test_grep_max_stops_early_and_says_so(stored: tuple[Path, str], toolcap: Any) -> None:
     root, ref = stored
     done = toolcap("artifacts", "grep", ref, "ERROR", "--max", "1", "--artifacts", str(root))
-    assert done.stdout == b"5:line 5 ERROR\n"
+    assert done.stdout == f"5:{TEXT.index('ERROR')}:line 5 ERROR\n".encode()
     assert b"more exist" in done.stderr
 
 
@@ -138,6 +139,7 @@ def test_gc_reports_and_dry_run_keeps_everything(
         (["show", "toolcap:zzzzzzzzzzzzzzzzzz"], 2, "not an artifact reference"),
         (["cat", "0" * 16], 1, "no artifact toolcap:0000000000000000"),
         (["grep", "REF", "(unclosed"], 2, "invalid pattern"),
+        (["grep", "REF", r"(a)\1"], 2, "not supported"),
         (["cat", "REF", "--lines", "a:b"], 2, "--lines"),
         (["cat", "REF", "--lines", "0:3"], 2, "start at 1"),
         (["cat", "REF", "--lines", "1:2", "--offset", "3"], 2, "cannot be combined"),

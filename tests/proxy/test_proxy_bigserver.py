@@ -123,11 +123,14 @@ def test_read_artifact_searches_with_context(client: Client) -> None:
     ref = REF.findall(text_of(client.call("big_text", {"size": 2_000_000}))[0])[0]
     result = client.call("read_artifact", {"ref": ref, "pattern": "line 0020000 ", "context": 1})
     found = text_of(result)[0].splitlines()
+    line = "line 0020000 the quick brown fox jumps over the lazy dog"
+    offset = len(line.encode()) * 20000 + 20000  # each line of the text has this length
     assert found == [
         "20000-line 0019999 the quick brown fox jumps over the lazy dog",
-        "20001:line 0020000 the quick brown fox jumps over the lazy dog",
+        f"20001:{offset}:{line}",
         "20002-line 0020001 the quick brown fox jumps over the lazy dog",
     ]
+    assert "1 match" in text_of(result)[1] and "BYTE_OFFSET" in text_of(result)[1]
 
 
 def test_read_artifact_output_is_bounded_too(client: Client) -> None:
@@ -340,3 +343,50 @@ def test_a_client_on_the_2026_stateless_protocol_is_relayed_and_bounded(
     assert names[-1] == "read_artifact"
     assert utf8(texts[0]) <= THRESHOLD
     assert REF.search(texts[0])
+
+
+def test_a_catastrophic_pattern_neither_hangs_nor_blocks_another_call(
+    client: Client, artifacts: Path
+) -> None:
+    hostile = b"a" * 34 + b"!\n" + b'{"k": "' + b"a" * 5_000_000 + b'!"}\n'
+    ref = open_store(artifacts).put(hostile)
+    assert client.session is not None
+    session = client.session
+    results: dict[str, Any] = {}
+
+    async def both() -> None:
+        async def search() -> None:
+            results["search"] = await session.call_tool(
+                "read_artifact", {"ref": ref, "pattern": "(a+)+$"})
+
+        async def other() -> None:
+            results["other"] = await session.call_tool(
+                "read_artifact", {"ref": ref, "offset": 0, "length": 10})
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(search)
+            group.start_soon(other)
+
+    client.run(both)
+    assert not results["search"].is_error
+    assert text_of(results["search"])[0] == ""
+    assert "0 matches" in text_of(results["search"])[1]
+    assert text_of(results["other"])[0] == "a" * 10
+    refused = client.call("read_artifact", {"ref": ref, "pattern": r"(a)\1"})
+    assert refused.is_error
+    assert "not supported" in text_of(refused)[0] and "linear time" in text_of(refused)[0]
+
+
+def test_a_match_in_a_one_line_json_is_a_window_with_its_offset(
+    client: Client, artifacts: Path
+) -> None:
+    line = b'{"k": "' + b"x" * 3_000_000 + b"NEEDLE" + b"x" * 3_000_000 + b'"}'
+    ref = open_store(artifacts).put(line)
+    result = client.call("read_artifact", {"ref": ref, "pattern": "NEEDLE"})
+    (row,) = text_of(result)[0].splitlines()
+    offset = line.index(b"NEEDLE")
+    assert row.startswith(f"1:{offset}:[...] xxx") and row.endswith("xxx [...]")
+    assert "NEEDLE" in row and len(row) < 2100
+    assert "1 match" in text_of(result)[1]
+    again = client.call("read_artifact", {"ref": ref, "offset": offset, "length": 6})
+    assert text_of(again)[0] == "NEEDLE"

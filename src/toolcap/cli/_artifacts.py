@@ -193,6 +193,8 @@ def _note_partial(store: ArtifactStore, ref: str) -> None:
 
 
 def _grep(args: argparse.Namespace) -> int:
+    from ..store import grep_rows
+
     store = _store(args)
     ref = _checked_ref(store, args.ref)
     try:
@@ -200,18 +202,8 @@ def _grep(args: argparse.Namespace) -> int:
                             ignore_case=args.ignore_case, fixed=args.fixed_strings)
     except ValueError as error:
         raise CommandError(str(error)) from None
-    shown: dict[int, tuple[str, bool]] = {}  # line -> (text, is a match); merges contexts
-    for match in result.matches:
-        for number, text in (*match.before, *match.after):
-            shown.setdefault(number, (text, False))
-        shown[match.line] = (match.text, True)
-    previous = 0
-    for number in sorted(shown):
-        text, is_match = shown[number]
-        if args.context and previous and number > previous + 1:
-            print("--")
-        print(f"{number}{':' if is_match else '-'}{text}")
-        previous = number
+    for row in grep_rows(result, separate=bool(args.context)):
+        print(row)
     if result.truncated:
         print(f"toolcap: stopped after {args.max} matches; more exist (raise --max)",
               file=sys.stderr)

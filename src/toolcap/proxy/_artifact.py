@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core._sizes import human_size
+from ..store import grep_rows
 
 __all__ = ["read_artifact_definition", "read_artifact_result"]
 
@@ -17,8 +18,11 @@ DESCRIPTION = (
     "Read the full output of an earlier tool result that was cut to fit the conversation. "
     "A cut result contains a marker with a reference such as toolcap:3f2a9c…; pass it as "
     "`ref` and read only what you need: a line range (`start_line`, `end_line`), a byte "
-    "range (`offset`, `length`), or a regular-expression search (`pattern`, with "
-    "`context` lines around each match). Prefer a search or a narrow range to re-reading "
+    "range (`offset`, `length`), or a regular-expression search (`pattern`, RE2 syntax: "
+    "no backreferences or lookaround; `context` lines around each match). A search "
+    "shows each match as LINE:BYTE_OFFSET:TEXT; on a very long line (say one-line JSON) "
+    "TEXT is a window around the match, cut ends marked [...]: pass that byte offset as "
+    "`offset` to read on from there. Prefer a search or a narrow range to re-reading "
     "everything: this tool's output is bounded like any other."
 )
 
@@ -41,7 +45,10 @@ def read_artifact_definition(name: str) -> dict[str, Any]:
                 "end_line": {**integer, "minimum": 1, "description": "Last line, inclusive."},
                 "offset": {**integer, "description": "First byte (0-based)."},
                 "length": {**integer, "minimum": 1, "description": "Number of bytes."},
-                "pattern": {"type": "string", "description": "Regular expression to search for."},
+                "pattern": {
+                    "type": "string",
+                    "description": "Regular expression (RE2 syntax) to search for, line by line.",
+                },
                 "context": {
                     **integer,
                     "maximum": _MAX_CONTEXT,
@@ -120,21 +127,11 @@ def _grep(store: Any, ref: str, arguments: dict[str, Any]) -> tuple[str, str]:
         max_matches=max_matches,
         ignore_case=bool(arguments.get("ignore_case", False)),
     )
-    # grep -n style: "12:match", "13-context", "--" between separate groups.
-    matched = {match.line for match in found.matches}
-    out: list[str] = []
-    last = 0
-    for match in found.matches:
-        group = [*match.before, (match.line, match.text), *match.after]
-        if out and group[0][0] > last + 1:
-            out.append("--\n")
-        for number, text in group:
-            if number <= last:
-                continue
-            out.append(f"{number}{':' if number in matched else '-'}{text}\n")
-            last = number
-    count = len(found.matches)
+    rows = grep_rows(found)
+    count = sum(len(match.offsets) for match in found.matches)
     note = f"{count} match{'es' if count != 1 else ''} of {arguments['pattern']!r} in {ref}"
     if found.truncated:
         note += f" (first {count} shown; narrow the pattern or raise max_matches)"
-    return "".join(out), note
+    if count:
+        note += "; rows are LINE:BYTE_OFFSET:TEXT, read around one with offset and length"
+    return "".join(row + "\n" for row in rows), note

@@ -26,6 +26,7 @@ from toolcap.store._records import (
     GrepMatch,
     GrepResult,
 )
+from toolcap.store._search import grep_rows
 from toolcap.store._writer import ArtifactWriter
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "MemoryStore",
     "StoreError",
     "default_root",
+    "grep_rows",
     "open_store",
     "parse_ref",
     "resolve_location",

@@ -12,7 +12,6 @@ from __future__ import annotations
 import builtins
 import hashlib
 import logging
-import re
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -30,7 +29,8 @@ from toolcap.store._records import (
     GcReport,
     GrepResult,
 )
-from toolcap.store._search import search_lines, split_lines
+from toolcap.store._regex import compile_pattern
+from toolcap.store._search import OVERLAP, line_segments, search, split_lines
 from toolcap.store._writer import ArtifactWriter
 
 __all__ = ["ArtifactStore", "Clock"]
@@ -409,26 +409,27 @@ class ArtifactStore(ABC):
         fixed: bool = False,
         max_line_chars: int = 2000,
     ) -> GrepResult:
-        """Lines matching the regular expression ``pattern`` (or literal text, ``fixed``).
+        """Where ``pattern`` matches, line by line: each match's byte offset and line number.
 
-        Each match carries up to ``context`` lines before and after. At most
-        ``max_matches`` are returned; ``truncated`` says that more exist. Lines
-        are decoded as UTF-8 (U+FFFD for other bytes) and cut to
-        ``max_line_chars`` characters so that one giant line cannot flood the
-        caller. A bad pattern raises ``ValueError``.
+        ``pattern`` is a regular expression run in linear time (RE2, the
+        ``re2`` extra; without it only plain text is searched), or literal
+        text with ``fixed``. Each match carries up to ``context`` lines before
+        and after. At most ``max_matches`` matches are returned; ``truncated``
+        says that more exist. A line of up to ``max_line_chars`` bytes is
+        shown whole; a longer one as windows of that size around its matches,
+        so one giant line cannot flood the caller. Text is decoded as UTF-8
+        (U+FFFD for other bytes). A pattern that is invalid or cannot be run
+        safely raises ``ValueError`` saying why.
         """
-        if context < 0 or max_matches < 1:
-            raise ValueError("context must be >= 0 and max_matches >= 1")
-        try:
-            regex = re.compile(re.escape(pattern) if fixed else pattern,
-                               re.IGNORECASE if ignore_case else 0)
-        except re.error as exc:
-            raise ValueError(f"invalid pattern {pattern!r}: {exc}") from None
+        if context < 0 or max_matches < 1 or max_line_chars < 1:
+            raise ValueError("context must be >= 0, max_matches and max_line_chars >= 1")
+        matcher = compile_pattern(pattern, ignore_case=ignore_case, fixed=fixed)
         ident = self._ident(ref)
         self._guarded(lambda: self._touch_read(ident))
-
-        return search_lines(self._iter_lines(ident), regex, context=context,
-                            max_matches=max_matches, max_line_chars=max_line_chars)
+        segments = line_segments(self._chunks(ident, 0, None, CHUNK), skip=matcher,
+                                 context=context)
+        return search(segments, matcher, context=context, max_matches=max_matches,
+                      width=min(max_line_chars, OVERLAP))
 
     # ------------------------------------------------------------------ cleaning
     def gc(self, dry_run: bool = False) -> GcReport:

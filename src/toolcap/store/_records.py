@@ -90,12 +90,21 @@ class ArtifactInfo:
 
 @dataclass(frozen=True)
 class GrepMatch:
-    """One matching line with its context; line numbers are 1-based."""
+    """A matching line, or a window of a long one, with its context lines.
+
+    ``line`` is 1-based. ``offsets`` are the byte offsets in the artifact of the
+    matches that begin in ``text`` (a read by byte range can start there);
+    ``start`` is the byte offset of ``text``'s first byte. A line longer than the
+    search's window is shown as windows around its matches, marked ``[...]``
+    where cut; context lines show a line's start.
+    """
 
     line: int
     text: str
     before: tuple[tuple[int, str], ...] = ()
     after: tuple[tuple[int, str], ...] = ()
+    offsets: tuple[int, ...] = ()
+    start: int = 0
 
 
 @dataclass(frozen=True)
