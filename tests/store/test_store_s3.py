@@ -160,7 +160,9 @@ def test_one_process_spills_through_finalize_another_reads_it_back_with_the_cli(
         proxy.reset()
         lines = toolcap("artifacts", "grep", ref, "^00000003 ", "--artifacts", url,
                         env=reader_env)
-        assert lines.stdout.decode() == "4:00000003 some tool output, line after line\n"
+        line = "00000003 some tool output, line after line"
+        offset = 3 * (len(line) + 1)  # the byte offset of the match: three lines before it
+        assert lines.stdout.decode() == f"4:{offset}:{line}\n"
     finally:
         proxy.close()
 

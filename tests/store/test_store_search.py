@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -142,3 +144,25 @@ def test_at_most_max_matches_are_reported_and_truncation_is_said(
     total = len(_naive(data, b"ab"))
     assert shown == min(total, max_matches)
     assert result.truncated == (total > max_matches)
+
+
+@needs_re2
+@settings(max_examples=300, deadline=None)
+@given(pieces=_pieces, pattern=st.sampled_from([b"^ab", b"ab$", b"^b?a", b"(ab|x)", rb"\bab",
+                                                b"a+b", rb"x\s*a"]),
+       chunk=st.integers(1, 64), context=st.integers(0, 2))
+def test_regular_expressions_match_line_by_line_as_re_does_on_each_line(
+    pieces: list[bytes], pattern: bytes, chunk: int, context: int
+) -> None:
+    data = b"".join(pieces)
+    chunks = [data[i:i + chunk] for i in range(0, len(data), chunk)]
+    matcher = compile_pattern(pattern.decode())
+    segments = line_segments(chunks, long_line=48, overlap=16, skip=matcher, context=context)
+    result = search(segments, matcher, context=context, max_matches=10_000, width=16)
+    expected = []
+    offset = 0
+    for number, line in enumerate(data.split(b"\n"), 1):
+        # These patterns cannot backtrack badly, and their matches are short.
+        expected += [(number, offset + m.start()) for m in re.finditer(pattern, line)]
+        offset += len(line) + 1
+    assert [(m.line, o) for m in result.matches for o in m.offsets] == expected

@@ -45,7 +45,7 @@ def register(subparsers: Any) -> None:
                      help="lines A to B, 1-based and inclusive (A:, :B and A also work)")
     cat.set_defaults(handler=_cat)
 
-    grep = commands.add_parser("grep", help="search an artifact (regular expression)")
+    grep = commands.add_parser("grep", help="search an artifact (RE2 regular expression)")
     grep.add_argument("ref", metavar="REF")
     grep.add_argument("pattern", metavar="PATTERN")
     grep.add_argument("-C", "--context", type=_count, default=0, metavar="N",
