@@ -9,8 +9,6 @@ rest, and so the rules, are here, once.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import copy
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -19,8 +17,8 @@ from typing import Any
 
 from .._finalize import FinalizedResponse, Policy, ToolResponse
 from .._notice import emit_notice, notice_line
-from ..core._sizes import human_size
-from ..core._utf8 import sanitize, utf8_size
+from ..core._media import Media, field, media_of, not_sent_note
+from ..core._utf8 import utf8_size
 
 __all__ = [
     "UNKNOWN_TOOL",
@@ -31,10 +29,10 @@ __all__ = [
     "changes",
     "default_policy",
     "field",
+    "keep_media",
     "latest_batch",
     "listed",
     "media_of",
-    "media_size",
     "resolve",
     "text_of",
     "tool_name",
@@ -67,13 +65,6 @@ def resolve(policy: Policy | None) -> Policy:
 
 
 # -- reading and rebuilding items of any SDK ---------------------------------------
-
-
-def field(obj: Any, key: str, default: Any = None) -> Any:
-    """``obj[key]`` for a mapping (the SDKs' TypedDict params), else ``obj.key``."""
-    if isinstance(obj, Mapping):
-        return obj.get(key, default)
-    return getattr(obj, key, default)
 
 
 def with_field(obj: Any, key: str, value: Any) -> Any:
@@ -133,109 +124,20 @@ def _with_text(block: Any, text: str) -> Any:
     return text if isinstance(block, str) else with_field(block, "text", text)
 
 
-@dataclass(frozen=True)
-class Media:
-    """A payload found in a block: its text (base64 unless ``plain``) and what it is."""
-
-    data: str
-    what: str
-    plain: bool = False
-
-
-def _data_url(url: object) -> tuple[str, str] | None:
-    """``(base64 text, media type)`` of a ``data:…;base64,…`` URL."""
-    if not isinstance(url, str) or not url.startswith("data:"):
-        return None
-    header, _, data = url.partition(",")
-    if not header.endswith(";base64"):
-        return None
-    return data, header[len("data:") : -len(";base64")]
-
-
-def media_of(block: Any) -> Media | None:
-    """The base64 payload of an image, audio or file block, in any SDK's spelling.
-
-    Known shapes: Anthropic (``source: {type: base64, data}``), LangChain standard
-    blocks (``base64`` or ``source_type: base64`` with ``data``), OpenAI
-    (``image_url`` data URLs, ``file_data``, ``input_audio``), MCP (``data``).
-    A block that points elsewhere (a URL, a file id) carries no payload: ``None``.
-    """
-    if isinstance(block, str):
-        return None
-    kind = field(block, "type")
-    if kind in _TEXT_TYPES or kind is None:
-        return None
-    mime = field(block, "mime_type") or field(block, "media_type") or field(block, "mimeType")
-    source = field(block, "source")
-    plain = False
-    if source is not None and field(source, "type") in ("base64", "text"):
-        data = field(source, "data")
-        mime = field(source, "media_type") or mime
-        plain = field(source, "type") == "text"  # a document's plain-text source
-    elif isinstance(field(block, "base64"), str):
-        data = field(block, "base64")
-    elif isinstance(field(block, "data"), str):
-        data = field(block, "data")
-    elif field(block, "file_data") is not None:
-        data = field(block, "file_data")
-        parsed = _data_url(data)
-        if parsed is not None:
-            data, mime = parsed
-    elif field(block, "input_audio") is not None:
-        data = field(field(block, "input_audio"), "data")
-        mime = mime or field(field(block, "input_audio"), "format")
-    else:
-        url = field(block, "image_url")
-        parsed = _data_url(field(url, "url") if not isinstance(url, str) else url)
-        if parsed is None:
-            return None
-        data, mime = parsed
-    if not isinstance(data, str):
-        return None
-    what = f"{kind} {mime}" if isinstance(mime, str) and mime else str(kind)
-    return Media(data, what, plain)
-
-
-def media_size(media: Media) -> int:
-    """The size a medium is measured by: the UTF-8 bytes of its text as sent (base64 is ASCII)."""
-    return utf8_size(media.data) if media.plain else len(media.data)
-
-
-def base64_payload(data: str) -> bytes:
-    """The bytes a base64 text stands for; a text that is not base64 is kept as it was sent."""
-    try:
-        return base64.b64decode("".join(data.split()), validate=True)
-    except (binascii.Error, ValueError):
-        return sanitize(data).encode("utf-8")
-
-
 def keep_media(
-    policy: Policy, tool: str, what: str, payload: bytes, size: int, limit: int, *, io: bool
+    policy: Policy, tool: str, media: Media, limit: int, *, io: bool
 ) -> tuple[str, str | None]:
     """Keep a medium over the media limit; the text that replaces it, and its reference.
 
-    ``size`` is the medium's size as sent (its base64 text). Without ``io``
-    nothing is stored or printed (the send-boundary guard).
+    Without ``io`` nothing is stored or printed (the send-boundary guard).
     """
-    text = f"[{what} of {human_size(size)} not sent: over the {human_size(limit)} media limit"
-    if not io:
-        return text + "]", None
-    spill = policy.for_tool(tool).spill
-    reference = policy.spill(payload, tool=tool) if spill else None
-    if reference:
-        text += f"; kept as {reference}]"
-    else:
-        text += "; it could not be kept]" if spill else "]"
-    emit_notice(notice_line(tool, utf8_size(text), size, "media_threshold"),
-                to_stderr=policy.notices)
+    spill = io and policy.for_tool(tool).spill
+    reference = policy.spill(media.payload(), tool=tool) if spill else None
+    text = not_sent_note(media.what, media.size, limit, reference=reference, tried=spill)
+    if io:
+        emit_notice(notice_line(tool, utf8_size(text), media.size, "media_threshold"),
+                    to_stderr=policy.notices)
     return text, reference
-
-
-def _media_note(policy: Policy, tool: str, media: Media, limit: int, io: bool) -> str:
-    """Keep a medium over the limit (when ``io``) and return the text that replaces it."""
-    payload = media.data.encode("utf-8") if media.plain else base64_payload(media.data)
-    text, _ = keep_media(policy, tool, media.what, payload, media_size(media), limit, io=io)
-    return text
 
 
 # -- batches -------------------------------------------------------------------------
@@ -284,8 +186,8 @@ def bound_contents(
         replaced = False
         for index, block in enumerate(blocks):
             media = media_of(block)
-            if media is not None and limit is not None and media_size(media) > limit:
-                note = _media_note(policy, result.tool, media, limit, io)
+            if media is not None and limit is not None and media.size > limit:
+                note, _ = keep_media(policy, result.tool, media, limit, io=io)
                 blocks[index] = {"type": note_type, "text": note}
                 replaced = True
         positions = [index for index, block in enumerate(blocks) if text_of(block) is not None]

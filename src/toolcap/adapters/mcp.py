@@ -27,14 +27,13 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from .._diagnostics import observe
-from .._finalize import Policy, ToolResponse
-from .._notice import Cap, emit_notice, notice_line
-from ..core._json import json_size, project_json_blocks, wire_marker
-from ..core._refs import reference_for
-from ..core._sizes import human_size
-from ..core._utf8 import sanitize, utf8_size
-from ._common import base64_payload, keep_media
+from .._finalize import FinalizedResponse, Policy, ToolResponse
+from .._wire import blocks_fit, fit_wire
+from ..core._json import dumps, json_size
+from ..core._media import Media, media_of, not_sent_note, resource_media
+from ..core._refs import format_ref
+from ..core._utf8 import sanitize
+from ._common import keep_media
 
 __all__ = [
     "BoundedResult",
@@ -82,6 +81,7 @@ class _Slot:
         self._inner = inner
 
     def put(self, text: str) -> None:
+        self.text = text
         block = self._blocks[self._index]
         if self._inner is None:
             self._blocks[self._index] = {**block, "text": text}
@@ -116,21 +116,19 @@ class _Bounder:
 
     # -- media ---------------------------------------------------------------
 
-    def media_over(self, size: int) -> bool:
-        return self.media_threshold is not None and size > self.media_threshold
-
-    def replace_media(self, what: str, data: bytes, size: int) -> str:
-        """Store a medium whole; return the text that stands in its place."""
+    def replace_media(self, media: Media | None) -> str | None:
+        """Store a medium over the media threshold whole; the text that stands in its place."""
+        limit = self.media_threshold
+        if media is None or limit is None or media.size <= limit:
+            return None
         self.changed = True
-        limit = self.media_threshold or 0
-        text, reference = keep_media(self.policy, self.tool, what, data, size, limit, io=True)
-        if reference:
-            self.artifacts.append(reference)
+        text, reference = keep_media(self.policy, self.tool, media, limit, io=True)
+        self.record(reference)
         return text
 
-    def notice(self, kept: int, original: int, cap: Cap) -> None:
-        """The notice line of the core, for the caps this module adds."""
-        emit_notice(notice_line(self.tool, kept, original, cap), to_stderr=self.policy.notices)
+    def record(self, reference: str | None) -> None:
+        if reference and reference not in self.artifacts:
+            self.artifacts.append(reference)
 
     @property
     def spill_on(self) -> bool:
@@ -139,79 +137,90 @@ class _Bounder:
     # -- text ----------------------------------------------------------------
 
     def share(self, slots: list[_Slot], is_error: bool) -> None:
-        """Bound the text slots together: finalize, then the wire projection."""
+        """Bound the text slots together, store what is cut once, then the wire step."""
         if not slots:
             return
+        overheads = [slot.overhead for slot in slots]
+        cut, join = self.plan(slots, overheads, is_error)
+        if join:  # one block holds them all; see plan()
+            joined = "\n".join(slot.text for slot in slots)
+            for slot in slots[1:]:
+                slot.remove()
+            slots, overheads = slots[:1], overheads[:1]
+            slots[0].put(joined)
+            self.changed = True
         originals = [slot.text for slot in slots]
-        response = ToolResponse(self.tool, originals, call_id=self.call_id, is_error=is_error)
+        whole = "\n".join(originals)
+        decided = self.keep_whole(whole) if cut and len(slots) > 1 else None
+        response = ToolResponse(self.tool, originals, self.call_id, is_error, decided)
         final = self.policy.finalize([response])[0]
         texts = list(final.parts or originals)
         if final.capped_by is not None:
             self.changed = True
-            self.artifacts.extend(final.artifacts or ())
+            for reference in final.artifacts or ():
+                self.record(reference)
         if final.merged is not None:  # a collapse made several blocks one
-            aligned = final.aligned()
-            for slot in [s for s, text in zip(slots, aligned, strict=True) if text is None]:
-                slot.remove()
-            slots = [s for s, text in zip(slots, aligned, strict=True) if text is not None]
-            originals = [slot.text for slot in slots]
+            for slot, text in zip(slots, final.aligned(), strict=True):
+                if text is None:
+                    slot.remove()
+            slots, overheads = _kept(final, slots), _kept(final, overheads)
         if self.wire_budget is not None:
-            texts = self.project(slots, texts, originals, final.artifacts or ())
-        for slot, text in zip(slots, texts, strict=False):
+            fit = fit_wire(self.policy, self.tool, texts, self.wire_budget, whole=whole,
+                           known=final.artifacts or (), overheads=overheads,
+                           original_bytes=final.original_bytes, call_id=self.call_id)
+            if fit.changed:
+                self.changed = True
+                self.record(fit.reference)
+            texts = fit.texts
+        for slot, text in zip(slots, texts, strict=True):
             if text is not slot.text:
                 slot.put(text)
-        if len(texts) < len(slots):  # collapsed into one block: the others go
-            for slot in slots[len(texts) :]:
-                slot.remove()
 
-    def project(
-        self, slots: list[_Slot], texts: list[str], originals: list[str], stored: tuple[str, ...]
-    ) -> list[str]:
-        """Fit the JSON of the text blocks into the wire budget, naming what it cuts."""
-        assert self.wire_budget is not None
-        overheads = [slot.overhead for slot in slots]
-        projected = project_json_blocks(texts, self.wire_budget, overheads=overheads)
-        collapsed = len(projected) != len(texts)
-        cut = [
-            index for index, text in enumerate(texts) if collapsed or projected[index] is not text
-        ]
-        if not cut:
-            return texts
-        self.changed = True
-        # The projection may cut away the marker that names a block's artifact,
-        # and a block only it cut was never stored: say where each one is kept.
-        references = [ref for index in cut if (ref := self.keep(originals[index], stored))]
-        if references and not collapsed:
-            projected = project_json_blocks(
-                texts, self.wire_budget, overheads=overheads, marker=wire_marker(references)
-            )
-        for index in range(len(projected)) if collapsed else cut:
-            observe(
-                "wire_projection",
-                "content",
-                projected[index],
-                tool=self.tool,
-                call_id=self.call_id,
-                artifacts=tuple(self.artifacts),
-                changed=True,
-                wire_budget=self.wire_budget,
-            )
-        kept = sum(utf8_size(text) for text in projected)
-        self.notice(kept, sum(utf8_size(text) for text in texts), "wire_budget")
-        return projected
+    def plan(self, slots: list[_Slot], overheads: list[int], is_error: bool) -> tuple[bool, bool]:
+        """Whether a cap will cut these blocks, and whether they must be joined into one.
 
-    def keep(self, original: str, stored: tuple[str, ...]) -> str | None:
-        """The reference of ``original``: the one finalize stored, or a new one."""
-        data = sanitize(original).encode("utf-8")
-        reference = reference_for(data)
-        if reference in stored:
-            return reference
+        They are joined when the wire cannot hold them even empty (thousands of
+        blocks), or when its shares would be too small for a marker naming the
+        artifact: then the model would get neither the text nor where it is. A
+        dry run (no I/O) tells, with a stand-in reference of the real length.
+        """
+        if len(slots) <= 1:
+            return False, False
+        if self.wire_budget is not None and not blocks_fit(overheads, self.wire_budget):
+            return True, True
+        originals = [slot.text for slot in slots]
+        probe = self.policy.guard([ToolResponse(self.tool, originals, is_error=is_error)])[0]
+        if self.wire_budget is None:
+            return probe.capped_by is not None, False
+        fit = fit_wire(self.policy, self.tool, list(probe.parts or originals), self.wire_budget,
+                       whole=None, known=[_STAND_IN], overheads=_kept(probe, overheads),
+                       io=False)
+        if fit.changed and not any(_STAND_IN in text for text in fit.texts):
+            return True, True
+        return probe.capped_by is not None or fit.changed, False
+
+    def keep_whole(self, whole: str) -> tuple[str, ...] | None:
+        """Store the whole response once, before a cut, so that every marker names it.
+
+        A single part is left to the seam, which stores exactly that part when
+        it cuts it. ``None`` when nothing was stored: the seam then tries itself.
+        """
         if not self.spill_on:
             return None
-        new = self.policy.spill(data, tool=self.tool)
-        if new:
-            self.artifacts.append(new)
-        return new
+        reference = self.policy.spill(sanitize(whole).encode("utf-8"), tool=self.tool)
+        self.record(reference)
+        return None if reference is None else (reference,)
+
+
+#: A reference of the real length for dry runs (no artifact has this name).
+_STAND_IN = format_ref("0" * 64)
+
+
+def _kept(final: FinalizedResponse, items: list[T]) -> list[T]:
+    """The items of the parts a collapse did not merge away (all when none was)."""
+    if final.merged is None:
+        return items
+    return [item for item, text in zip(items, final.aligned(), strict=True) if text is not None]
 
 
 def _overhead(obj: dict[str, Any], key: str) -> int:
@@ -249,14 +258,15 @@ def bound_call_tool_result_dict(
         kind = block.get("type")
         if kind == "text" and isinstance(block.get("text"), str):
             slots.append(_Slot(block["text"], _overhead(block, "text"), blocks, index))
-        elif kind in ("image", "audio") and isinstance(block.get("data"), str):
-            size = len(block["data"])
-            if work.media_over(size):
-                what = f"{kind} {block.get('mimeType') or ''}".strip()
-                text = work.replace_media(what, base64_payload(block["data"]), size)
-                blocks[index] = {"type": "text", "text": text}
-        elif kind == "resource" and isinstance(block.get("resource"), dict):
-            _resource_block(work, blocks, index, block, slots)
+        elif kind in ("image", "audio", "resource"):
+            note = work.replace_media(media_of(block))
+            if note is not None:
+                blocks[index] = {"type": "text", "text": note}
+            elif kind == "resource" and isinstance(block["resource"].get("text"), str):
+                # An embedded text under the media threshold is text like any other.
+                resource = block["resource"]
+                overhead = json_size({**block, "resource": {**resource, "text": ""}}) - 2
+                slots.append(_Slot(resource["text"], overhead, blocks, index, "resource"))
     work.share(slots, bool(result.get("isError")))
     blocks = [block for block in blocks if block is not _REMOVED]
     new = {**result, "content": blocks}
@@ -284,49 +294,13 @@ def _structured(work: _Bounder, new: dict[str, Any], structured: Any) -> None:
     del new["structuredContent"]
     work.changed = True
     reference = (
-        work.policy.spill(_json_bytes(structured), tool=work.tool) if work.spill_on else None
+        work.policy.spill(dumps(structured).encode("utf-8"), tool=work.tool)
+        if work.spill_on else None
     )
-    note = f"[structuredContent of {human_size(size)} not sent: over the {human_size(bound)} limit"
-    if reference:
-        work.artifacts.append(reference)
-        note += f"; kept as {reference}]"
-    else:
-        note += "; it could not be kept]"
+    work.record(reference)
+    note = not_sent_note("structuredContent", size, bound, reference=reference,
+                         tried=work.spill_on, limit_name="limit")
     new["content"] = [*new["content"], {"type": "text", "text": note}]
-
-
-def _json_bytes(value: Any) -> bytes:
-    from ..core._json import dumps
-
-    return dumps(value).encode("utf-8")
-
-
-def _resource_block(
-    work: _Bounder, blocks: list[Any], index: int, block: dict[str, Any], slots: list[_Slot]
-) -> None:
-    resource = block["resource"]
-    uri = resource.get("uri", "")
-    mime = resource.get("mimeType") or ""
-    if isinstance(resource.get("text"), str):
-        text = resource["text"]
-        size = utf8_size(text)
-        if work.media_over(size):
-            what = f"embedded resource {uri} {mime}".strip()
-            blocks[index] = {
-                "type": "text",
-                "text": work.replace_media(what, sanitize(text).encode("utf-8"), size),
-            }
-        else:
-            overhead = json_size({**block, "resource": {**resource, "text": ""}}) - 2
-            slots.append(_Slot(text, overhead, blocks, index, "resource"))
-    elif isinstance(resource.get("blob"), str):
-        size = len(resource["blob"])
-        if work.media_over(size):
-            what = f"embedded resource {uri} {mime}".strip()
-            blocks[index] = {
-                "type": "text",
-                "text": work.replace_media(what, base64_payload(resource["blob"]), size),
-            }
 
 
 def bound_call_tool_result(
@@ -406,10 +380,8 @@ def bound_read_resource_result_dict(
         if isinstance(entry.get("text"), str):
             slots.append(_Slot(entry["text"], _overhead(entry, "text"), entries, index))
         elif isinstance(entry.get("blob"), str):
-            size = len(entry["blob"])
-            if work.media_over(size):
-                what = f"resource {entry.get('uri', uri)} {entry.get('mimeType') or ''}".strip()
-                text = work.replace_media(what, base64_payload(entry["blob"]), size)
+            text = work.replace_media(resource_media(entry, "resource", uri))
+            if text is not None:
                 plain = {k: v for k, v in entry.items() if k not in ("blob", "mimeType")}
                 entries[index] = {**plain, "mimeType": "text/plain", "text": text}
     work.share(slots, False)

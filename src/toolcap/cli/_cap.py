@@ -14,8 +14,9 @@ from typing import IO, Any
 
 from .._finalize import Policy
 from .._notice import emit_notice
+from .._wire import fit_wire
 from ..core._cut import STRATEGIES, check_head_ratio
-from ..core._json import dumps, project_json_text, wire_marker
+from ..core._json import dumps
 from ..core._sizes import parse_limit
 from ..core._utf8 import decode, utf8_size
 from ..shell._run import widen_pipe
@@ -81,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         source.close()
     outcome = stream.close()
     if args.json:
-        out.write(_json_document(outcome, policy, args.tool, spill=not args.no_spill))
+        out.write(_json_document(outcome, policy, args.tool))
         out.flush()
         line = outcome.notice(args.tool)
         if line is not None:
@@ -91,17 +92,19 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _json_document(outcome: StreamOutcome, policy: Policy, tool: str, *, spill: bool) -> bytes:
+def _json_document(outcome: StreamOutcome, policy: Policy, tool: str) -> bytes:
     """The outcome as one JSON line; its text field fits the wire budget once serialized."""
     text = decode(outcome.output)
     wire_budget = policy.config.wire_budget
-    sent = text if wire_budget is None else project_json_text(text, wire_budget)
-    reference = outcome.reference
-    if sent is not text and not outcome.truncated and spill and policy.for_tool(tool).spill:
-        # Only the wire cut it: keep the input (held whole, since it fit) like any cut.
-        reference = policy.spill(outcome.output, tool=tool)
-    if reference is not None and sent is not text:
-        sent = project_json_text(text, wire_budget or 0, marker=wire_marker([reference]))
+    sent, reference = text, outcome.reference
+    if wire_budget is not None:
+        # A stream that fit was held whole: then it is the original the step keeps.
+        fit = fit_wire(policy, tool, text, wire_budget,
+                       whole=None if outcome.truncated else outcome.output,
+                       known=[reference] if reference else [],
+                       original_bytes=outcome.original_bytes)
+        (sent,) = fit.texts
+        reference = fit.reference if fit.changed else reference
     artifacts: list[str] | None = None
     if outcome.truncated or sent is not text:
         artifacts = [reference] if reference else []

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._config import ToolPolicy
 from .._diagnostics import observe
 from .._finalize import Policy
 from ..adapters.mcp import bound_call_tool_result_dict, bound_read_resource_result_dict
@@ -49,7 +50,7 @@ class ProxyHooks:
         limits.append(self.policy.for_tool(tool).size_threshold if tool is not None else None)
         if tool is None:
             limits.extend(policy.get("size_threshold") for policy in config.tools.values())
-            limits.append(32 * 1024)  # the default threshold, whatever the tables say
+            limits.append(ToolPolicy().size_threshold)  # the built-in default, for unlisted tools
         return all(limit is None or size <= limit for limit in limits)
 
     def tool_result(self, tool: str, call_id: Any, result: dict[str, Any]) -> dict[str, Any] | None:
