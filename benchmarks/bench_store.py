@@ -25,7 +25,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from toolcap.store import LocalStore
+from toolcap.store import LocalStore, StoreLimits
+
+#: No size limit: the benchmarks measure writes and reads, never cuts or eviction.
+UNLIMITED = StoreLimits(max_artifact_size=None, max_total_size=None)
 
 MB = 1024 * 1024
 
@@ -74,8 +77,7 @@ def bench_put(work: Path, size: int, runs: int) -> list[tuple[str, float, float]
     for fsync in (True, False):
         label = "fsync" if fsync else "no fsync"
         folder = work / f"put-{size}-{label}"
-        store = LocalStore(folder / "store", fsync=fsync, max_artifact_size=None,
-                           max_total_size=None)
+        store = LocalStore(folder / "store", fsync=fsync, limits=UNLIMITED)
         (folder / "plain").mkdir(parents=True)
 
         def cleanup(folder: Path = folder) -> None:
@@ -100,7 +102,7 @@ def bench_put(work: Path, size: int, runs: int) -> list[tuple[str, float, float]
 
 def bench_repeat(work: Path, size: int, runs: int) -> tuple[str, float, float]:
     data = os.urandom(size)
-    store = LocalStore(work / "repeat", max_artifact_size=None, max_total_size=None)
+    store = LocalStore(work / "repeat", limits=UNLIMITED)
     store.put(data)
     os.sync()
     measured, baseline = compare(runs, lambda _: store.put(data),
@@ -109,7 +111,7 @@ def bench_repeat(work: Path, size: int, runs: int) -> tuple[str, float, float]:
 
 
 def bench_range(work: Path, size: int, runs: int) -> tuple[str, float, float]:
-    store = LocalStore(work / "range", max_artifact_size=None, max_total_size=None,
+    store = LocalStore(work / "range", limits=UNLIMITED,
                        fsync=False)
     ref = store.put(os.urandom(size))
     path = store.path_of(ref)

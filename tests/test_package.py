@@ -93,18 +93,23 @@ def test_the_pure_core_does_no_io() -> None:
                 assert called not in {"open", "print", "input"}, f"{path.name} calls {called}"
 
 
-def test_no_module_imports_itself_in_a_circle() -> None:
+def _import_graph() -> dict[str, set[str]]:
+    """Module -> the toolcap modules it imports, every import counted.
+
+    Imports made only for the type checker or inside a function do not fail at
+    import time, but they tie the modules together all the same: a reader (and
+    a refactoring) meets the circle either way.
+    """
     graph: dict[str, set[str]] = {}
     for path in _source_modules():
         relative = path.relative_to(SOURCE).with_suffix("")
         parts = [p for p in relative.parts if p != "__init__"]
-        name = ".".join(parts)
-        graph[name] = set()
-        for module, node in _imports(path):
-            # Imports that run only for the type checker or inside a function do not
-            # make an import-time circle; only module-level imports count.
-            if node in _module_level_imports(path):
-                graph[name].add(module)
+        graph[".".join(parts)] = {module for module, _ in _imports(path)}
+    return graph
+
+
+def _circle_in(graph: dict[str, set[str]], packages: set[str]) -> list[str] | None:
+    """One import circle among ``graph``'s modules, or ``None``."""
     modules = set(graph)
 
     def resolve(module: str) -> str | None:
@@ -114,40 +119,42 @@ def test_no_module_imports_itself_in_a_circle() -> None:
 
     edges = {name: {r for m in deps if (r := resolve(m)) and r != name}
              for name, deps in graph.items()}
-    # Package __init__ modules re-export their children; a child importing a sibling
-    # through the package is not a circle worth refusing, so packages are left out.
-    packages = {name for name in modules if (SOURCE / name.replace(".", "/")).is_dir()}
     state: dict[str, int] = {}
 
-    def visit(name: str, path: list[str]) -> None:
+    def visit(name: str, path: list[str]) -> list[str] | None:
         state[name] = 1
         for dep in sorted(edges[name] - packages):
             if state.get(dep) == 1:
-                cycle = [*path[path.index(dep):], dep] if dep in path else [name, dep]
-                raise AssertionError(f"import circle: {' -> '.join(cycle)}")
-            if dep not in state:
-                visit(dep, [*path, dep])
+                return [*path[path.index(dep):], dep] if dep in path else [name, dep]
+            if dep not in state and (found := visit(dep, [*path, dep])):
+                return found
         state[name] = 2
+        return None
 
     for name in sorted(modules - packages):
-        if name not in state:
-            visit(name, [name])
+        if name not in state and (found := visit(name, [name])):
+            return found
+    return None
 
 
-_TOP_LEVEL_CACHE: dict[Path, set[ast.AST]] = {}
+def test_no_module_imports_itself_in_a_circle() -> None:
+    graph = _import_graph()
+    # Package __init__ modules re-export their children; a child importing a sibling
+    # through the package is not a circle worth refusing, so packages are left out.
+    packages = {name for name in graph if (SOURCE / name.replace(".", "/")).is_dir()}
+    circle = _circle_in(graph, packages)
+    assert circle is None, f"import circle: {' -> '.join(circle or [])}"
 
 
-def _module_level_imports(path: Path) -> set[ast.AST]:
-    if path not in _TOP_LEVEL_CACHE:
-        tree = ast.parse(path.read_text())
-        _TOP_LEVEL_CACHE[path] = {
-            node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))
-        }
-    return _TOP_LEVEL_CACHE[path]
+def test_the_circle_check_counts_imports_for_the_type_checker() -> None:
+    # protocols.py imports the store's records only under TYPE_CHECKING.
+    assert "store._records" in _import_graph()["protocols"]
+    graph = {"store._base": {"store._gc"}, "store._gc": {"store._base"}, "core": set()}
+    assert _circle_in(graph, set()) == ["store._base", "store._gc", "store._base"]
 
 
 # Modules still over the guideline, each waiting for a split; the list only shrinks.
-_OVER_GUIDELINE = {"core/_json.py", "store/_base.py"}
+_OVER_GUIDELINE = {"core/_json.py"}
 
 
 def test_no_module_is_much_over_the_size_guideline() -> None:

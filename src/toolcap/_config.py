@@ -24,8 +24,10 @@ from typing import Any
 from ._trust import REDIRECTING_KEYS, read_regular_file, trust_state, user_config_file
 from .core._cut import Strategy, check_head_ratio, check_strategy
 from .core._errors import ConfigError
+from .core._errors import shown as _shown
 from .core._marker import Marker
 from .core._sizes import Limit, parse_limit
+from .core._store_limits import StoreLimits
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -35,8 +37,6 @@ else:  # pragma: no cover - exercised on 3.10 only
 __all__ = ["Config", "StoreLimits", "ToolPolicy", "find_config_file", "load_config"]
 
 KB = 1024
-MB = 1024 * KB
-GB = 1024 * MB
 
 
 @dataclass(frozen=True)
@@ -48,15 +48,6 @@ class ToolPolicy:
     head_ratio: float = 0.2
     marker: Marker = field(default_factory=Marker)
     spill: bool = True
-
-
-@dataclass(frozen=True)
-class StoreLimits:
-    """Bounds on the artifact store (the ``[store]`` table)."""
-
-    max_artifact_size: Limit = 256 * MB
-    max_total_size: Limit = 2 * GB
-    max_age_days: float = 30.0
 
 
 @dataclass(frozen=True)
@@ -131,7 +122,6 @@ class Config:
 
 _DEFAULT_TOOL = ToolPolicy()
 _TOOL_KEYS = {f.name for f in fields(ToolPolicy)}
-_STORE_KEYS = {f.name for f in fields(StoreLimits)}
 
 
 def _parse(data: Mapping[str, Any], file: str | None) -> Config:
@@ -148,7 +138,7 @@ def _parse(data: Mapping[str, Any], file: str | None) -> Config:
         elif key == "tools":
             values[key] = _parse_tools(value, file)
         elif key == "store":
-            values[key] = _parse_store(value, file)
+            values[key] = StoreLimits.from_mapping(value, file=file)
         else:
             raise ConfigError(f"unknown key {key!r}{_known(_TOP_KEYS)}", key=key, file=file)
     return Config(**values)
@@ -197,24 +187,6 @@ def _parse_tool_key(key: str, value: object, where: str, file: str | None) -> ob
     raise ConfigError(f"unknown key {key!r}{_known(_TOOL_KEYS)}", key=where, file=file)
 
 
-def _parse_store(table: object, file: str | None) -> StoreLimits:
-    if not isinstance(table, Mapping):
-        raise ConfigError("must be a table", key="store", file=file)
-    values: dict[str, Any] = {}
-    for key, value in table.items():
-        where = f"store.{key}"
-        if key in ("max_artifact_size", "max_total_size"):
-            values[key] = parse_limit(value, key=where, file=file)
-        elif key == "max_age_days":
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-                raise ConfigError(f"expected a positive number of days, got {_shown(value)}",
-                                  key=where, file=file)
-            values[key] = float(value)
-        else:
-            raise ConfigError(f"unknown key {key!r}{_known(_STORE_KEYS)}", key=where, file=file)
-    return StoreLimits(**values)
-
-
 def _string(value: object, key: str, file: str | None) -> str:
     if not isinstance(value, str):
         raise ConfigError(f"expected a string, got {_shown(value)}", key=key, file=file)
@@ -225,12 +197,6 @@ def _boolean(value: object, key: str, file: str | None) -> bool:
     if not isinstance(value, bool):
         raise ConfigError(f"expected true or false, got {_shown(value)}", key=key, file=file)
     return value
-
-
-def _shown(value: object) -> str:
-    """``repr(value)`` cut to one short line: a hostile value must not make a huge message."""
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _known(keys: Iterable[str]) -> str:

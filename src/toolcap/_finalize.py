@@ -17,11 +17,12 @@ from ._diagnostics import observe
 from ._notice import Cap, emit_notice, failure_reason, logger, notice_line
 from .core._allocate import water_fill
 from .core._cut import cut, plan_parts
+from .core._errors import StoreError
 from .core._refs import MAX_REFERENCE_LENGTH, REFERENCE_LENGTH
 from .core._utf8 import decode, is_valid, sanitize, utf8_size
 
 if TYPE_CHECKING:
-    from .protocols import ArtifactSink
+    from .protocols import ArtifactSink, ArtifactStreamWriter
 
 __all__ = ["FinalizedResponse", "Policy", "ToolResponse"]
 
@@ -400,13 +401,16 @@ class Policy:
 
 
 class _Unavailable:
-    """The default store could not be opened: every put fails with the reason."""
+    """The default store could not be opened: every put and stream fails with the reason."""
 
     def __init__(self, reason: str) -> None:
         self.reason = reason
 
     def put(self, data: bytes, *, tool: str | None = None) -> str:
         raise OSError(self.reason)
+
+    def open_writer(self, *, tool: str | None = None) -> ArtifactStreamWriter:
+        raise StoreError(self.reason)
 
 
 def _fits_marker(reference: object) -> bool:

@@ -1,13 +1,23 @@
 """The pluggable parts of toolcap, declared as Protocols.
 
 Anything with these methods plugs in; nothing needs to inherit from toolcap.
+The stores of :mod:`toolcap.store` implement all of them; a store of your own
+implements the ones the parts it is given to use:
+
+- the finalizer (``Policy(sink=...)``) needs an :class:`ArtifactSink`;
+- streaming (``toolcap run``, ``cap`` on a stream) needs a
+  :class:`StreamingArtifactSink`, else it keeps nothing of a stream;
+- the MCP proxy's ``read_artifact`` tool needs an :class:`ArtifactReader`.
 """
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-__all__ = ["ArtifactSink"]
+if TYPE_CHECKING:
+    from .store._records import ArtifactInfo, GrepResult
+
+__all__ = ["ArtifactReader", "ArtifactSink", "ArtifactStreamWriter", "StreamingArtifactSink"]
 
 
 @runtime_checkable
@@ -22,3 +32,53 @@ class ArtifactSink(Protocol):
     """
 
     def put(self, data: bytes, *, tool: str | None = None) -> str: ...
+
+
+class ArtifactStreamWriter(Protocol):
+    """One artifact written in chunks, as a stream arrives.
+
+    ``write`` appends a chunk; ``commit`` stores what was written and returns the
+    reference ``put`` would give for the concatenated chunks; ``abort`` discards
+    everything and is idempotent. Nothing written is visible before ``commit``.
+    ``write`` and ``commit`` raise :class:`toolcap.StoreError` on failure.
+    """
+
+    def write(self, chunk: bytes) -> None: ...
+    def commit(self) -> str: ...
+    def abort(self) -> None: ...
+
+
+@runtime_checkable
+class StreamingArtifactSink(ArtifactSink, Protocol):
+    """An :class:`ArtifactSink` that also takes content of any size in chunks.
+
+    ``open_writer`` returns a fresh writer (or raises :class:`toolcap.StoreError`,
+    whose message says why nothing can be kept).
+    """
+
+    def open_writer(self, *, tool: str | None = None) -> ArtifactStreamWriter: ...
+
+
+@runtime_checkable
+class ArtifactReader(Protocol):
+    """Reads an artifact back by reference (a prefix of 16 hex digits or more).
+
+    Each method raises :class:`toolcap.StoreError` (a subclass names an unknown
+    or damaged artifact) with a one-line message. Lines are 1-based and
+    inclusive; bytes that are not UTF-8 are read as U+FFFD.
+    """
+
+    def stat(self, ref: str) -> ArtifactInfo: ...
+    def read_bytes(self, ref: str, offset: int = 0, length: int | None = None) -> bytes: ...
+    def read_lines(self, ref: str, start: int = 1, end: int | None = None) -> list[str]: ...
+    def grep(
+        self,
+        ref: str,
+        pattern: str,
+        *,
+        context: int = 0,
+        max_matches: int = 100,
+        ignore_case: bool = False,
+        fixed: bool = False,
+        max_line_chars: int = 2000,
+    ) -> GrepResult: ...

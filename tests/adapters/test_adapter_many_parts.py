@@ -31,7 +31,7 @@ def assert_bounded_and_named(blocks: list[dict[str, Any]], store: MemoryStore) -
     assert text_bound(blocks) <= 32 * KB
     assert len(blocks) < 32 * KB
     (marker,) = [block["text"] for block in blocks if "[toolcap:" in block["text"]]
-    (reference,) = [info.ref for info in store.list()]
+    (reference,) = [info.ref for info in store.list_artifacts()]
     assert f"full output: {reference}" in marker
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from toolcap.store import LocalStore
+from toolcap.store import LocalStore, StoreLimits
 
 TEXT = "".join(f"line {n}{' ERROR' if n in (5, 6, 20) else ''}\n" for n in range(1, 31))
 
@@ -88,7 +88,7 @@ def test_cat_writes_the_artifact_or_a_range_of_it(
 def test_cat_of_a_partial_artifact_says_so_on_stderr(tmp_path: Path, toolcap: Any) -> None:
     config = tmp_path / "toolcap.toml"
     config.write_text('[store]\nmax_artifact_size = "1KB"\n')
-    ref = LocalStore(tmp_path / "a", max_artifact_size=1024).put(b"x" * 5000)
+    ref = LocalStore(tmp_path / "a", limits=StoreLimits(max_artifact_size=1024)).put(b"x" * 5000)
     done = toolcap("artifacts", "cat", ref, "--config", str(config), "--artifacts",
                    str(tmp_path / "a"))
     assert done.stdout == b"x" * 1024
@@ -170,3 +170,40 @@ def test_an_empty_or_missing_store_lists_nothing_and_creates_nothing(
     done = toolcap("artifacts", "ls", "--artifacts", str(tmp_path / "none"))
     assert (done.returncode, done.stdout) == (0, b"")
     assert not (tmp_path / "none").exists()
+
+
+def test_verify_prints_one_line_per_damaged_artifact_and_exits_1(
+    tmp_path: Path, toolcap: Any
+) -> None:
+    root = tmp_path / "a"
+    store = LocalStore(root)
+    intact = store.put(b"intact\n" * 100)
+    truncated = store.put(b"truncated\n" * 100)
+    changed = store.put(b"changed\n" * 100)
+    store.path_of(truncated).write_bytes(b"truncated\n")
+    store.path_of(changed).write_bytes(b"chanGed\n" + b"changed\n" * 99)
+    done = toolcap("artifacts", "verify", "--artifacts", str(root))
+    assert done.returncode == 1, done.stderr
+    assert sorted(done.stdout.decode().splitlines()) == sorted([
+        f"{truncated}\t10 bytes stored, 1000 recorded",
+        f"{changed}\tits bytes do not match its hash",
+    ])
+    assert "checked 3 artifacts, 2 damaged" in done.stderr.decode()
+    # What was damaged is gone (the next put of the same content restores it) ...
+    again = toolcap("artifacts", "verify", "--artifacts", str(root))
+    assert (again.returncode, again.stdout) == (0, b"")
+    assert "checked 1 artifacts, 0 damaged" in again.stderr.decode()
+    # ... and a named artifact is checked alone.
+    one = toolcap("artifacts", "verify", intact[:24], "--artifacts", str(root))
+    assert (one.returncode, one.stdout) == (0, b"")
+
+
+def test_cat_of_a_truncated_artifact_prints_nothing_and_fails_naming_it(
+    stored: tuple[Path, str], toolcap: Any
+) -> None:
+    root, ref = stored
+    LocalStore(root).path_of(ref).write_bytes(TEXT.encode()[:10])
+    shown = toolcap("artifacts", "cat", ref, "--artifacts", str(root))
+    assert shown.returncode == 1
+    assert shown.stdout == b""
+    assert f"toolcap: error: artifact {ref} is damaged" in shown.stderr.decode()

@@ -109,7 +109,7 @@ def test_no_spill_for_a_tool_keeps_nothing() -> None:
     result = {"content": [{"type": "text", "text": "w" * 30_000}]}
     bounded = bound_call_tool_result_dict(result, policy(store, spill=False), tool="t")
     assert not REF.search(bounded.result["content"][0]["text"])
-    assert store.list() == []
+    assert store.list_artifacts() == []
 
 
 def test_oversized_structured_content_next_to_small_text_is_kept_and_announced() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from toolcap.store import ArtifactStore, LocalStore, MemoryStore
+from toolcap.store import ArtifactStore, LocalStore, MemoryStore, StoreLimits
 
 HOUR = 3600.0
 DAY = 86400.0
@@ -37,17 +37,17 @@ def clock() -> FakeClock:
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ArtifactStore]:
     """Each store kind, unlimited in total size so that nothing is evicted behind a test."""
     kind = request.param
-    options: dict[str, object] = {"max_total_size": None}
+    limits = StoreLimits(max_total_size=None)
     if kind == "memory":
-        yield MemoryStore(**options)  # type: ignore[arg-type]
+        yield MemoryStore(limits=limits)
     elif kind == "local":
-        yield LocalStore(tmp_path / "artifacts", **options)  # type: ignore[arg-type]
+        yield LocalStore(tmp_path / "artifacts", limits=limits)
     else:
         pytest.importorskip("fsspec")
         from toolcap.store import FsspecStore
 
         url = f"memory://toolcap-tests/{uuid.uuid4().hex}"
-        made = FsspecStore(url, **options)  # type: ignore[arg-type]
+        made = FsspecStore(url, limits=limits)
         yield made
         with contextlib.suppress(FileNotFoundError):
             made.fs.rm(made.url.removeprefix("memory://"), recursive=True)

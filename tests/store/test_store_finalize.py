@@ -83,7 +83,7 @@ def test_a_cut_response_is_spilled_once_and_its_marker_names_the_artifact(
     assert store.read_bytes(ref) == text.encode()
     [again] = policy.finalize([ToolResponse("Read", text)])
     assert again.artifacts == (ref,)
-    assert len(store.list()) == 1
+    assert len(store.list_artifacts()) == 1
 
 
 def test_a_read_only_store_directory_gives_a_bounded_response_without_a_reference(
@@ -121,5 +121,5 @@ def test_a_tool_with_spilling_off_stores_nothing(tmp_path: Path, spill: bool) ->
     config = Config.from_mapping({"tools": {"*": {"size_threshold": "4KB", "spill": spill}}})
     [result] = Policy(config, sink=store, notices=False).finalize(
         [ToolResponse("Read", "y" * (16 * KB))])
-    assert (len(store.list()) == 1) is spill
+    assert (len(store.list_artifacts()) == 1) is spill
     assert bool(result.artifacts) is spill

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers import reference_of
-from toolcap import ConfigError
+from toolcap import Config, ConfigError, StoreLimits
 from toolcap.core._refs import format_ref
 from toolcap.store import ArtifactStore, LocalStore, MemoryStore
 
@@ -27,16 +27,17 @@ KB = 1024
 def make_store(request: pytest.FixtureRequest, tmp_path: Path, clock: Any) -> Any:
     """A factory of stores of one kind that share the test's fake clock."""
 
-    def make(**limits: Any) -> ArtifactStore:
+    def make(**values: Any) -> ArtifactStore:
+        limits = StoreLimits(**values, minimum=1)  # tiny limits, on purpose
         if request.param == "memory":
-            return MemoryStore(clock=clock, **limits)
+            return MemoryStore(clock=clock, limits=limits)
         if request.param == "local":
-            return LocalStore(tmp_path / "store", clock=clock, fsync=False, **limits)
+            return LocalStore(tmp_path / "store", clock=clock, fsync=False, limits=limits)
         pytest.importorskip("fsspec")
         from toolcap.store import FsspecStore
 
         made: ArtifactStore = FsspecStore(f"memory://gc-tests/{uuid.uuid4().hex}", clock=clock,
-                                          **limits)
+                                          limits=limits)
         return made
 
     return make
@@ -47,7 +48,7 @@ def blob(n: int, size: int = KB) -> bytes:
 
 
 def refs_of(store: ArtifactStore) -> set[str]:
-    return {info.ref for info in store.list()}
+    return {info.ref for info in store.list_artifacts()}
 
 
 def test_gc_evicts_artifacts_not_read_for_max_age_days(make_store: Any, clock: Any) -> None:
@@ -164,8 +165,9 @@ def test_an_artifact_at_the_largest_size_is_kept_whole(make_store: Any) -> None:
 def test_a_streamed_write_stores_what_a_one_shot_put_stores(
     data: bytes, limit: int | None, sizes: list[int]
 ) -> None:
-    whole = MemoryStore(max_artifact_size=limit)
-    streamed = MemoryStore(max_artifact_size=limit)
+    limits = StoreLimits(max_artifact_size=limit, minimum=1)
+    whole = MemoryStore(limits=limits)
+    streamed = MemoryStore(limits=limits)
     writer = streamed.open_writer(tool="t")
     pos = 0
     for index in range(len(data)):
@@ -185,7 +187,7 @@ def test_a_streamed_write_stores_what_a_one_shot_put_stores(
 
 def test_a_long_stream_never_uses_more_disk_than_the_largest_artifact(tmp_path: Path) -> None:
     limit = 256 * KB
-    store = LocalStore(tmp_path / "s", max_artifact_size=limit, fsync=False)
+    store = LocalStore(tmp_path / "s", limits=StoreLimits(max_artifact_size=limit), fsync=False)
     spool_dir = tmp_path / "s" / ".tmp"
     chunk = os.urandom(64 * KB).replace(b"\n", b" ")  # no line break to snap the cut to
     digest = hashlib.sha256()
@@ -206,17 +208,31 @@ def test_a_long_stream_never_uses_more_disk_than_the_largest_artifact(tmp_path: 
     ("limits", "key"),
     [
         ({"max_artifact_size": 0}, "store.max_artifact_size"),
+        ({"max_artifact_size": 100}, "store.max_artifact_size"),
         ({"max_total_size": "lots"}, "store.max_total_size"),
         ({"max_age_days": -1}, "store.max_age_days"),
+        ({"max_age_days": 0}, "store.max_age_days"),
+        ({"max_age_days": True}, "store.max_age_days"),
     ],
 )
 def test_invalid_limits_are_refused_naming_the_key(limits: dict[str, Any], key: str) -> None:
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
-        MemoryStore(**limits)
+        StoreLimits(**limits)
+    # A configuration file is held to exactly the same rule.
+    with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+        Config.from_mapping({"store": limits})
 
 
 def test_limits_accept_sizes_as_text() -> None:
-    store = MemoryStore(max_artifact_size="1.5KB", max_total_size="unlimited")
-    assert store.limits.max_artifact_size == 1536
-    assert store.limits.max_total_size is None
+    limits = StoreLimits.from_mapping(
+        {"max_artifact_size": "1.5KB", "max_total_size": "unlimited", "max_age_days": "unlimited"}
+    )
+    assert limits == StoreLimits(max_artifact_size=1536, max_total_size=None, max_age_days=None)
+    assert MemoryStore(limits=limits).limits is limits
     assert MemoryStore().limits.max_total_size == 2 * 1024**3
+
+
+def test_limits_below_one_kilobyte_need_an_explicit_minimum() -> None:
+    assert StoreLimits(max_artifact_size=100, minimum=1).max_artifact_size == 100
+    with pytest.raises(ConfigError, match="below the minimum of 200"):
+        StoreLimits(max_artifact_size=100, minimum=200)

@@ -164,7 +164,7 @@ def test_different_contents_from_many_processes_all_arrive_intact(tmp_path: Path
     base = payload(1)
     for number, ref in enumerate(refs):
         assert store.read_bytes(ref) == base + f"writer {number}\n".encode()
-    assert len(store.list()) == 4
+    assert len(store.list_artifacts()) == 4
 
 
 def test_a_writer_killed_mid_write_leaves_no_visible_artifact(
@@ -189,7 +189,7 @@ def test_a_writer_killed_mid_write_leaves_no_visible_artifact(
     data = payload(4)
     ref = reference_of(data)
     assert visible_files(root) == []
-    assert store.list() == []
+    assert store.list_artifacts() == []
     with pytest.raises(ArtifactNotFoundError):
         store.read_bytes(ref)
     assert len(list((root / ".tmp").iterdir())) == 1  # hidden, and collected later
@@ -208,7 +208,7 @@ def test_an_aborted_writer_leaves_nothing(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError), store.open_writer() as writer:
         writer.write(b"half of it")
         raise RuntimeError("the producer failed")
-    assert store.list() == []
+    assert store.list_artifacts() == []
     assert list((tmp_path / "abort" / ".tmp").iterdir()) == []
     with pytest.raises(StoreError):
         writer.write(b"more")
@@ -247,7 +247,7 @@ def test_a_symlinked_fan_out_directory_is_refused(tmp_path: Path) -> None:
         store.read_bytes(ident)
     with pytest.raises(StoreError, match="refusing"):
         store.put(data)
-    assert store.list() == []
+    assert store.list_artifacts() == []
 
 
 def test_a_symlinked_metadata_record_is_not_followed(tmp_path: Path) -> None:
@@ -306,6 +306,6 @@ def test_a_store_directory_removed_behind_its_back_is_made_again(tmp_path: Path)
     shutil.rmtree(tmp_path / "s")
     second = store.put(b"after")
     assert store.read_bytes(second) == b"after"
-    assert [info.ref for info in store.list()] == [second]
+    assert [info.ref for info in store.list_artifacts()] == [second]
     assert first != second
     assert mode(tmp_path / "s" / ".tmp") == 0o700

@@ -125,6 +125,18 @@ def env_with(**extra: str) -> dict[str, str]:
     return {**env, **CREDENTIALS, **extra}
 
 
+def s3_store(s3: dict[str, str], url: str, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The store at ``url`` on the test server, opened in this process."""
+    for key, value in env_with(AWS_ENDPOINT_URL=s3["endpoint"]).items():
+        if key.startswith("AWS_"):
+            monkeypatch.setenv(key, value)
+    from toolcap.store import FsspecStore, open_store
+
+    store = open_store(url)
+    assert isinstance(store, FsspecStore)
+    return store
+
+
 def test_one_process_spills_through_finalize_another_reads_it_back_with_the_cli(
     s3: dict[str, str], url: str, toolcap: Any
 ) -> None:
@@ -170,13 +182,7 @@ def test_one_process_spills_through_finalize_another_reads_it_back_with_the_cli(
 def test_the_s3_store_round_trips_lists_and_deletes_in_process(
     s3: dict[str, str], url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for key, value in env_with(AWS_ENDPOINT_URL=s3["endpoint"]).items():
-        if key.startswith("AWS_"):
-            monkeypatch.setenv(key, value)
-    from toolcap.store import FsspecStore, open_store
-
-    store = open_store(url)
-    assert isinstance(store, FsspecStore)
+    store = s3_store(s3, url, monkeypatch)
     data = b"\x00\xffnot utf-8\n" * 1000
     ref = store.put(data, tool="Read")
     assert store.put(data) == ref
@@ -188,10 +194,10 @@ def test_the_s3_store_round_trips_lists_and_deletes_in_process(
         writer.write(b"streamed\n")
     streamed = writer.commit()
     assert store.read_lines(streamed, 10) == ["streamed"]
-    assert {info.ref for info in store.list()} == {ref, streamed}
+    assert {info.ref for info in store.list_artifacts()} == {ref, streamed}
     assert store.stat(ref).location == f"s3://{url[5:]}/{ref[8:10]}/{ref[8:]}"
     store.delete(ref)
-    assert [info.ref for info in store.list()] == [streamed]
+    assert [info.ref for info in store.list_artifacts()] == [streamed]
 
 
 def test_an_unreachable_s3_endpoint_raises_store_error(
@@ -211,3 +217,30 @@ def test_an_unreachable_s3_endpoint_raises_store_error(
     })
     with pytest.raises(StoreError):
         store.put(b"nowhere to go")
+
+
+def test_a_damaged_s3_artifact_is_reported_by_reads_and_verify_and_healed_by_a_put(
+    s3: dict[str, str], url: str, monkeypatch: pytest.MonkeyPatch, toolcap: Any
+) -> None:
+    from toolcap.store import DamagedArtifactError
+
+    store = s3_store(s3, url, monkeypatch)
+    data = text_of(200_000).encode()
+    ref = store.put(data)
+    key = store._key(ref.removeprefix("toolcap:"))
+    store.fs.pipe_file(key, data[:1000])  # truncated behind the store's back
+    with pytest.raises(DamagedArtifactError, match=f"{ref} is damaged .*1000 bytes stored"):
+        store.read_bytes(ref, 0, 10)
+    assert store.put(data) == ref  # healed
+    assert store.read_bytes(ref) == data
+
+    middle = len(data) // 2
+    store.fs.pipe_file(key, data[:middle] + b"X" + data[middle + 1 :])  # same size, altered
+    intact = store.put(b"an intact artifact\n")
+    checked = toolcap("artifacts", "verify", "--artifacts", url, env=env_with(
+        AWS_ENDPOINT_URL=s3["endpoint"]))
+    assert checked.returncode == 1, checked.stderr.decode()
+    assert checked.stdout.decode() == f"{ref}\tits bytes do not match its hash\n"
+    assert store.read_bytes(intact) == b"an intact artifact\n"
+    assert store.put(data) == ref
+    assert store.read_bytes(ref) == data

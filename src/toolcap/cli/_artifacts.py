@@ -67,7 +67,16 @@ def register(subparsers: Any) -> None:
     gc.add_argument("--json", action="store_true", help="the report as JSON")
     gc.set_defaults(handler=_gc)
 
-    for sub in (ls, show, cat, grep, gc):
+    verify = commands.add_parser(
+        "verify", help="check that artifacts are what their references say",
+        description="Read artifacts in full (all of them, or each REF) and check their size "
+        "and hash. Prints one line per damaged artifact (REF, tab, what does not match) and "
+        "removes it: storing the same content again restores it. Exits 1 if any was damaged.",
+    )
+    verify.add_argument("refs", metavar="REF", nargs="*", help="artifacts to check (default: all)")
+    verify.set_defaults(handler=_verify)
+
+    for sub in (ls, show, cat, grep, gc, verify):
         add_config_options(sub)
 
 
@@ -117,7 +126,7 @@ def _size(info: ArtifactInfo) -> str:
 
 
 def _ls(args: argparse.Namespace) -> int:
-    infos = _store(args).list()
+    infos = _store(args).list_artifacts()
     if args.json:
         print(json.dumps([info.to_dict() for info in infos], indent=1))
         return 0
@@ -226,3 +235,28 @@ def _gc(args: argparse.Namespace) -> int:
         print("toolcap: the store is still over max_total_size: the rest was used within "
               "the last hour", file=sys.stderr)
     return 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from ..store import ArtifactNotFoundError, DamagedArtifactError
+
+    store = _store(args)
+    if args.refs:
+        refs = [_checked_ref(store, ref) for ref in args.refs]
+    else:
+        refs = [info.ref for info in store.list_artifacts()]
+    damaged = 0
+    for ref in refs:
+        try:
+            store.verify(ref)
+        except DamagedArtifactError as error:
+            damaged += 1
+            print(f"{error.ref}\t{error.reason}")
+        except ArtifactNotFoundError:
+            if args.refs:
+                raise
+            # Listed, then evicted or deleted by another process: nothing to check.
+    print(f"toolcap: checked {len(refs)} artifacts, {damaged} damaged"
+          + (" (removed: storing the same content again restores them)" if damaged else ""),
+          file=sys.stderr)
+    return 1 if damaged else 0

@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 
+def shown(value: object) -> str:
+    """``repr(value)`` cut to one short line: a hostile value must not make a huge message."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 class ConfigError(ValueError):
     """A size, limit or configuration value that toolcap cannot accept.
 
@@ -24,3 +30,19 @@ class ConfigError(ValueError):
 
 class StoreError(RuntimeError):
     """An artifact store could not do what was asked (bad reference, I/O failure)."""
+
+
+class DamagedArtifactError(StoreError):
+    """A stored artifact is not what its reference says (truncated, extended or altered).
+
+    ``ref`` names it and ``reason`` says what does not match. The store removes
+    it, so that the next put of the same content stores it again.
+    """
+
+    def __init__(self, ref: str, reason: str) -> None:
+        super().__init__(
+            f"artifact {ref} is damaged ({reason}) and was removed; "
+            "storing the same content again restores it"
+        )
+        self.ref = ref
+        self.reason = reason

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core._sizes import human_size
+from ..protocols import ArtifactReader
 from ..store import grep_rows
 
 __all__ = ["read_artifact_definition", "read_artifact_result"]
@@ -77,15 +78,17 @@ def _int(arguments: dict[str, Any], key: str, default: int | None, low: int) -> 
     return value
 
 
-def read_artifact_result(store: Any, arguments: Any) -> dict[str, Any]:
-    """Answer one call; ``store`` has the artifact store's read API (or is ``None``).
+def read_artifact_result(store: object, arguments: Any) -> dict[str, Any]:
+    """Answer one call from ``store``, the proxy's artifact store (or ``None``).
+
+    A store that cannot read back (not an :class:`ArtifactReader`) is reported as none.
 
     The first content block is exactly what was read (for a byte range, the
     bytes decoded as UTF-8); a second, short block says what it was.
     """
     if not isinstance(arguments, dict) or not isinstance(arguments.get("ref"), str):
         return _error("read_artifact needs `ref`, the toolcap:… reference from a cut result.")
-    if store is None or not hasattr(store, "read_bytes"):
+    if not isinstance(store, ArtifactReader):
         return _error("read_artifact: no artifact store is configured for this proxy.")
     ref = arguments["ref"].strip()
     try:
@@ -115,7 +118,7 @@ def read_artifact_result(store: Any, arguments: Any) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}, {"type": "text", "text": f"[{note}]"}]}
 
 
-def _grep(store: Any, ref: str, arguments: dict[str, Any]) -> tuple[str, str]:
+def _grep(store: ArtifactReader, ref: str, arguments: dict[str, Any]) -> tuple[str, str]:
     context = _int(arguments, "context", 2, 0) or 0
     if context > _MAX_CONTEXT:
         raise ValueError(f"context must be at most {_MAX_CONTEXT}")

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Literal
 
 from ..core._errors import StoreError
 from ..core._sizes import Limit
+from ..protocols import StreamingArtifactSink
 from ._stream import CapStream, StreamCutter, StreamWriter
 
 if TYPE_CHECKING:
@@ -98,11 +99,10 @@ def open_stream(
         sink = policy.sink
         if sink is None:
             return None  # a policy with no store: nothing to keep, nothing lost
-        opener = getattr(sink, "open_writer", None)
-        if opener is None:
-            # The store could not be opened (it carries the reason), or it only takes
-            # whole values: a stream is not buffered in memory to feed it.
-            raise StoreError(getattr(sink, "reason", None) or "the artifact store takes no streams")
-        return BackgroundWriter(opener(tool=tool))
+        if not isinstance(sink, StreamingArtifactSink):
+            # A store that takes only whole values: a stream is not buffered in memory
+            # to feed it. (A store that could not be opened raises its reason here.)
+            raise StoreError("the artifact store takes no streams")
+        return BackgroundWriter(sink.open_writer(tool=tool))
 
     return CapStream(cutter, open_writer if keep else None, tool=tool)

@@ -18,23 +18,19 @@ from __future__ import annotations
 import codecs
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
 
 from .._notice import Cap, failure_reason, logger, notice_line
 from ..core._cut import CapResult, CutPlan, Strategy, assemble, plan_cut
 from ..core._marker import Marker
 from ..core._sizes import Limit
 from ..core._utf8 import decode
+from ..protocols import ArtifactStreamWriter
 
 __all__ = ["CapStream", "StreamCutter", "StreamOutcome", "StreamWriter"]
 
 
-class StreamWriter(Protocol):
-    """What :class:`CapStream` needs of an artifact writer (``ArtifactStore.open_writer()``)."""
-
-    def write(self, chunk: bytes) -> None: ...
-    def commit(self) -> str: ...
-    def abort(self) -> None: ...
+#: What :class:`CapStream` needs of an artifact writer (``ArtifactStore.open_writer()``).
+StreamWriter = ArtifactStreamWriter
 
 
 @dataclass(frozen=True)

@@ -10,13 +10,14 @@ cache. A location with a scheme (``s3://bucket/prefix``) opens an
 from __future__ import annotations
 
 import os
-from typing import Any, Protocol
 
-from toolcap.core._errors import StoreError
+from toolcap.core._errors import DamagedArtifactError, StoreError
 from toolcap.core._refs import InvalidReferenceError, parse_ref
-from toolcap.store._base import ArtifactStore, Clock
+from toolcap.core._store_limits import StoreLimits
+from toolcap.store._backend import Clock, StoreBackend, store_errors
+from toolcap.store._base import ArtifactStore
 from toolcap.store._fsspec import FsspecStore  # fsspec itself is imported on first use
-from toolcap.store._limits import GRACE_SECONDS, Limits
+from toolcap.store._limits import GRACE_SECONDS
 from toolcap.store._local import LocalStore, default_root
 from toolcap.store._memory import MemoryStore
 from toolcap.store._records import (
@@ -37,20 +38,23 @@ __all__ = [
     "ArtifactStore",
     "ArtifactWriter",
     "Clock",
+    "DamagedArtifactError",
     "FsspecStore",
     "GcReport",
     "GrepMatch",
     "GrepResult",
     "InvalidReferenceError",
-    "Limits",
     "LocalStore",
     "MemoryStore",
+    "StoreBackend",
     "StoreError",
+    "StoreLimits",
     "default_root",
     "grep_rows",
     "open_store",
     "parse_ref",
     "resolve_location",
+    "store_errors",
 ]
 
 #: Environment variable naming the artifact store (a directory or an fsspec URL).
@@ -66,49 +70,26 @@ def resolve_location(location: str | None = None, *, configured: str | None = No
     return None
 
 
-class _LimitSource(Protocol):
-    """Anything with the three store limits, such as ``Config.store``."""
-
-    @property
-    def max_artifact_size(self) -> int | None: ...
-    @property
-    def max_total_size(self) -> int | None: ...
-    @property
-    def max_age_days(self) -> float: ...
-
-
 def open_store(
     location: str | None = None,
     *,
     configured: str | None = None,
-    limits: _LimitSource | None = None,
-    max_artifact_size: int | str | None = Limits.DEFAULT_ARTIFACT,
-    max_total_size: int | str | None = Limits.DEFAULT_TOTAL,
-    max_age_days: float | None = Limits.DEFAULT_AGE_DAYS,
+    limits: StoreLimits | None = None,
     clock: Clock | None = None,
 ) -> ArtifactStore:
     """Open the artifact store at ``location`` (see :func:`resolve_location`).
 
-    Nothing is created until the first write. Raises :class:`toolcap.StoreError`
-    when the location needs a missing extra or is not a valid URL. ``limits``
-    (the ``[store]`` table, ``Config.store``) overrides the three limit arguments.
+    Nothing is created until the first write. ``limits`` bounds it (the
+    ``[store]`` table, ``Config.store``; the defaults when omitted). Raises
+    :class:`toolcap.StoreError` when the location needs a missing extra or is
+    not a valid URL.
     """
     where = resolve_location(location, configured=configured)
-    if limits is not None:
-        max_artifact_size = limits.max_artifact_size
-        max_total_size = limits.max_total_size
-        max_age_days = limits.max_age_days
-    options: dict[str, Any] = {
-        "max_artifact_size": max_artifact_size,
-        "max_total_size": max_total_size,
-        "max_age_days": max_age_days,
-        "clock": clock,
-    }
     if where is None:
-        return LocalStore(None, **options)
+        return LocalStore(None, limits=limits, clock=clock)
     scheme, sep, rest = where.partition("://")
     if not sep:
-        return LocalStore(where, **options)
+        return LocalStore(where, limits=limits, clock=clock)
     if scheme.lower() == "file":
-        return LocalStore(rest or "/", **options)
-    return FsspecStore(where, **options)
+        return LocalStore(rest or "/", limits=limits, clock=clock)
+    return FsspecStore(where, limits=limits, clock=clock)

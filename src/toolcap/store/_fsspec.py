@@ -18,8 +18,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import os
-import tempfile
 import uuid
 from collections.abc import Callable
 from datetime import datetime
@@ -27,8 +25,9 @@ from typing import IO, Any
 
 from toolcap.core._errors import StoreError
 from toolcap.core._refs import ARTIFACT_ID
-from toolcap.store._base import ArtifactStore, Clock
-from toolcap.store._limits import Limits
+from toolcap.core._store_limits import StoreLimits
+from toolcap.store._backend import Clock
+from toolcap.store._base import ArtifactStore
 from toolcap.store._records import ArtifactInfo
 
 __all__ = ["FsspecStore"]
@@ -58,17 +57,10 @@ class FsspecStore(ArtifactStore):
         url: str,
         *,
         storage_options: dict[str, Any] | None = None,
-        max_artifact_size: int | str | None = Limits.DEFAULT_ARTIFACT,
-        max_total_size: int | str | None = Limits.DEFAULT_TOTAL,
-        max_age_days: float | None = Limits.DEFAULT_AGE_DAYS,
+        limits: StoreLimits | None = None,
         clock: Clock | None = None,
     ) -> None:
-        super().__init__(
-            max_artifact_size=max_artifact_size,
-            max_total_size=max_total_size,
-            max_age_days=max_age_days,
-            clock=clock,
-        )
+        super().__init__(limits=limits, clock=clock)
         try:
             import fsspec.core  # type: ignore[import-untyped]
         except ImportError:
@@ -109,15 +101,8 @@ class FsspecStore(ArtifactStore):
         self.fs.invalidate_cache(path)
 
     # ---------------------------------------------------------------- backend
-    def _new_spool(self) -> IO[bytes]:
-        return tempfile.NamedTemporaryFile("w+b", prefix="toolcap-", suffix=".tmp", delete=False)
-
-    def _drop_spool(self, spool: IO[bytes]) -> None:
-        with contextlib.suppress(OSError):  # closing flushes, which can fail (disk full)
-            spool.close()
-        with contextlib.suppress(OSError):
-            os.unlink(spool.name)
-
+    # The primitives of toolcap.store.StoreBackend, documented there; spools are
+    # the default temporary files.
     def _write_record(self, ident: str, info: ArtifactInfo) -> None:
         record = json.dumps(info.record(), separators=(",", ":")).encode()
         self.fs.pipe_file(self._key(ident) + ".json", record)
@@ -133,23 +118,23 @@ class FsspecStore(ArtifactStore):
             self.fs.mv(target, key)
         self._fresh(key.rsplit("/", 1)[0])
 
-    def _publish(self, ident: str, spool: IO[bytes], info: ArtifactInfo) -> None:
+    def publish(self, ident: str, spool: IO[bytes], info: ArtifactInfo) -> None:
         spool.flush()
         self._write_record(ident, info)  # the record first: visible bytes always have one
         self._upload(ident, spool.name)
 
-    def _publish_bytes(
+    def publish_bytes(
         self, ident: str, data: bytes, make_info: Callable[[], ArtifactInfo]
     ) -> None:
         self._write_record(ident, make_info())
         self._upload(ident, data)
 
-    def _exists(self, ident: str) -> bool:
+    def exists(self, ident: str) -> bool:
         key = self._key(ident)
         self._fresh(key.rsplit("/", 1)[0])
         return bool(self.fs.isfile(key))
 
-    def _match(self, prefix: str) -> list[str]:
+    def match_prefix(self, prefix: str) -> list[str]:
         folder = f"{self._root}/{prefix[:2]}"
         self._fresh(folder)
         try:
@@ -166,7 +151,7 @@ class FsspecStore(ArtifactStore):
             return {}
         return dict(found) if isinstance(found, dict) else {}
 
-    def _scan(self) -> list[tuple[str, int, float]]:
+    def scan(self) -> list[tuple[str, int, float]]:
         out = []
         for path, info in self._listing().items():
             name = path.rsplit("/", 1)[-1]
@@ -174,7 +159,7 @@ class FsspecStore(ArtifactStore):
                 out.append((name, int(info.get("size") or 0), _mtime(info)))
         return out
 
-    def _load_info(self, ident: str) -> ArtifactInfo:
+    def load_info(self, ident: str) -> ArtifactInfo:
         raw = self.fs.cat_file(self._key(ident) + ".json")
         try:
             record = json.loads(raw)
@@ -184,21 +169,26 @@ class FsspecStore(ArtifactStore):
         self._sizes[ident] = info.bytes
         return info
 
-    def _read(self, ident: str, start: int, end: int) -> bytes:
+    def read_range(self, ident: str, start: int, end: int) -> bytes:
         size = self._sizes.get(ident)
         if size is None:
-            size = self._load_info(ident).bytes
+            size = self.load_info(ident).bytes
         end = min(end, size)
         if start >= end:
             return b""
         data: bytes = self.fs.cat_file(self._key(ident), start=start, end=end)
         return data
 
-    def _touch(self, ident: str, when: float) -> None:
-        info = self._load_info(ident)
+    def object_size(self, ident: str) -> int:
+        key = self._key(ident)
+        self._fresh(key.rsplit("/", 1)[0])  # a HEAD request, not a cached listing
+        return int(self.fs.size(key))
+
+    def touch(self, ident: str, when: float) -> None:
+        info = self.load_info(ident)
         self._write_record(ident, dataclasses.replace(info, last_read=when))
 
-    def _remove(self, ident: str) -> None:
+    def remove(self, ident: str) -> None:
         key = self._key(ident)
         self.fs.rm_file(key)
         with contextlib.suppress(FileNotFoundError):
@@ -206,7 +196,7 @@ class FsspecStore(ArtifactStore):
         self._sizes.pop(ident, None)
         self._fresh(key.rsplit("/", 1)[0])
 
-    def _clean_temporaries(self, older_than: float, dry_run: bool) -> int:
+    def clean_temporaries(self, older_than: float, dry_run: bool) -> int:
         listing = self._listing()
         stale = []
         for path, info in listing.items():

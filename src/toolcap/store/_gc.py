@@ -8,21 +8,18 @@ re-put of the same content wins over the eviction.
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING
 
 from toolcap.core._errors import StoreError
 from toolcap.core._refs import PREFIX
+from toolcap.store._backend import StoreBackend
 from toolcap.store._limits import GRACE_SECONDS
 from toolcap.store._records import GcReport
-
-if TYPE_CHECKING:
-    from toolcap.store._base import ArtifactStore
 
 __all__ = ["evict"]
 
 
 def evict(
-    store: ArtifactStore,
+    store: StoreBackend,
     report: GcReport,
     entries: list[tuple[str, int, float]],
     *,
@@ -32,7 +29,7 @@ def evict(
     now = store.clock()
     live: list[tuple[float, str, int]] = []
     for ident, size, mtime in entries:
-        info = store._info_or_none(ident, mtime)
+        info = store.info_or_none(ident)
         last = info.last_read if info is not None else mtime
         live.append((last, ident, info.bytes if info is not None else size))
     report.total_before = total = sum(size for _, _, size in live)
@@ -59,19 +56,19 @@ def evict(
     report.over_limit = cap is not None and total > cap
 
 
-def _evictable(store: ArtifactStore, ident: str, now: float) -> bool:
+def _evictable(store: StoreBackend, ident: str, now: float) -> bool:
     try:
-        return now - store._load_info(ident).last_read >= GRACE_SECONDS
+        return now - store.load_info(ident).last_read >= GRACE_SECONDS
     except (StoreError, OSError):
         pass
     try:  # gone already: nothing to evict; bytes without a readable record: evictable
-        return store._exists(ident)
+        return store.exists(ident)
     except (StoreError, OSError):
         return False
 
 
-def _evict_one(store: ArtifactStore, report: GcReport, ident: str, size: int, why: str) -> None:
+def _evict_one(store: StoreBackend, report: GcReport, ident: str, size: int, why: str) -> None:
     if not report.dry_run:
         with contextlib.suppress(FileNotFoundError):  # another process was first
-            store._remove(ident)
+            store.remove(ident)
     report.evicted.append((PREFIX + ident, size, why))

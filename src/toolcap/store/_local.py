@@ -30,8 +30,9 @@ from typing import IO
 
 from toolcap.core._errors import StoreError
 from toolcap.core._refs import ARTIFACT_ID
-from toolcap.store._base import ArtifactStore, Clock
-from toolcap.store._limits import Limits
+from toolcap.core._store_limits import StoreLimits
+from toolcap.store._backend import Clock
+from toolcap.store._base import ArtifactStore
 from toolcap.store._records import ArtifactInfo
 
 __all__ = ["LocalStore", "default_root"]
@@ -63,17 +64,10 @@ class LocalStore(ArtifactStore):
         root: str | os.PathLike[str] | None = None,
         *,
         fsync: bool = True,
-        max_artifact_size: int | str | None = Limits.DEFAULT_ARTIFACT,
-        max_total_size: int | str | None = Limits.DEFAULT_TOTAL,
-        max_age_days: float | None = Limits.DEFAULT_AGE_DAYS,
+        limits: StoreLimits | None = None,
         clock: Clock | None = None,
     ) -> None:
-        super().__init__(
-            max_artifact_size=max_artifact_size,
-            max_total_size=max_total_size,
-            max_age_days=max_age_days,
-            clock=clock,
-        )
+        super().__init__(limits=limits, clock=clock)
         path = default_root() if root is None else Path(os.fsdecode(root)).expanduser()
         self.root = path.absolute()
         self.fsync = fsync
@@ -134,7 +128,8 @@ class LocalStore(ArtifactStore):
         return path
 
     # ---------------------------------------------------------------- backend
-    def _new_spool(self) -> IO[bytes]:
+    # The primitives of toolcap.store.StoreBackend, documented there.
+    def new_spool(self) -> IO[bytes]:
         try:
             return tempfile.NamedTemporaryFile(  # mkstemp: O_EXCL, mode 0600
                 "w+b", dir=self._tmpdir(), prefix=".", suffix=".tmp", delete=False
@@ -145,7 +140,7 @@ class LocalStore(ArtifactStore):
                 "w+b", dir=self._tmpdir(), prefix=".", suffix=".tmp", delete=False
             )
 
-    def _drop_spool(self, spool: IO[bytes]) -> None:
+    def drop_spool(self, spool: IO[bytes]) -> None:
         with contextlib.suppress(OSError):  # closing flushes, which can fail (disk full)
             spool.close()
         with contextlib.suppress(OSError):
@@ -170,13 +165,13 @@ class LocalStore(ArtifactStore):
         os.replace(source, target)
         return True
 
-    def _publish(self, ident: str, spool: IO[bytes], info: ArtifactInfo) -> None:
+    def publish(self, ident: str, spool: IO[bytes], info: ArtifactInfo) -> None:
         spool.flush()
         if self.fsync:
             _datasync(spool.fileno())
         data = self._data(ident, create=True)
         record = json.dumps(info.record(), separators=(",", ":")).encode()
-        meta = self._new_spool()
+        meta = self.new_spool()
         try:
             meta.write(record)
             meta.flush()
@@ -184,20 +179,20 @@ class LocalStore(ArtifactStore):
                 _datasync(meta.fileno())
             self._link(meta.name, data.with_name(ident + ".json"))
         finally:
-            self._drop_spool(meta)
+            self.drop_spool(meta)
         if self._link(spool.name, data):
             os.utime(data, (info.created, info.created), follow_symlinks=False)
         else:
-            self._touch(ident, info.created)
+            self.touch(ident, info.created)
 
-    def _exists(self, ident: str) -> bool:
+    def exists(self, ident: str) -> bool:
         try:
             self._checked(ident)
         except (FileNotFoundError, NotADirectoryError):
             return False
         return True
 
-    def _match(self, prefix: str) -> list[str]:
+    def match_prefix(self, prefix: str) -> list[str]:
         fan = self.root / prefix[:2]
         try:
             self._check_dir(fan)
@@ -206,7 +201,7 @@ class LocalStore(ArtifactStore):
             return []
         return [n for n in names if _ID.fullmatch(n) and n.startswith(prefix)]
 
-    def _scan(self) -> list[tuple[str, int, float]]:
+    def scan(self) -> list[tuple[str, int, float]]:
         found: list[tuple[str, int, float]] = []
         try:
             fans = [e for e in os.scandir(self.root) if _FANOUT.fullmatch(e.name)]
@@ -224,7 +219,7 @@ class LocalStore(ArtifactStore):
                     found.append((entry.name, st.st_size, st.st_mtime))
         return found
 
-    def _load_info(self, ident: str) -> ArtifactInfo:
+    def load_info(self, ident: str) -> ArtifactInfo:
         path = self._checked(ident)
         fd = os.open(path.with_name(ident + ".json"), os.O_RDONLY | _NOFOLLOW)
         with os.fdopen(fd, "rb") as handle:
@@ -236,23 +231,27 @@ class LocalStore(ArtifactStore):
         info = ArtifactInfo.from_record(record, location=str(path))
         return dataclasses.replace(info, last_read=os.lstat(path).st_mtime)
 
-    def _read(self, ident: str, start: int, end: int) -> bytes:
+    def read_range(self, ident: str, start: int, end: int) -> bytes:
         fd = os.open(self._checked(ident), os.O_RDONLY | _NOFOLLOW)
         try:
             return os.pread(fd, max(0, end - start), start)
         finally:
             os.close(fd)
 
-    def _touch(self, ident: str, when: float) -> None:
+    def object_size(self, ident: str) -> int:
+        # Called right after load_info, which refused a planted link; the read refuses again.
+        return os.lstat(self._data(ident)).st_size
+
+    def touch(self, ident: str, when: float) -> None:
         os.utime(self._checked(ident), (when, when), follow_symlinks=False)
 
-    def _remove(self, ident: str) -> None:
+    def remove(self, ident: str) -> None:
         path = self._checked(ident)
         os.unlink(path)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path.with_name(ident + ".json"))
 
-    def _clean_temporaries(self, older_than: float, dry_run: bool) -> int:
+    def clean_temporaries(self, older_than: float, dry_run: bool) -> int:
         stale: list[str] = []
         try:
             tmp = list(os.scandir(self.root / ".tmp"))

@@ -35,7 +35,9 @@ class ArtifactInfo:
     original followed by its last ``bytes - head_bytes`` bytes, and every read
     addresses that stored object. ``lines`` counts the lines of the original.
     Times are seconds since the epoch. ``location`` is the plain file path (local
-    store) or URL (fsspec store) of the stored bytes.
+    store) or URL (fsspec store) of the stored bytes. ``stored_sha256`` is the
+    SHA-256 of the stored bytes of a partial artifact (a complete one's is
+    ``sha256``), so that a whole read can check them.
     """
 
     ref: str
@@ -49,6 +51,7 @@ class ArtifactInfo:
     partial: bool = False
     head_bytes: int | None = None
     location: str | None = None
+    stored_sha256: str | None = None
 
     @property
     def id(self) -> str:
@@ -63,6 +66,8 @@ class ArtifactInfo:
         """The persisted form: every field except the derived location."""
         data = asdict(self)
         del data["location"]
+        if data["stored_sha256"] is None:
+            del data["stored_sha256"]  # complete artifacts: their records stay as they were
         return data
 
     @classmethod
@@ -81,6 +86,9 @@ class ArtifactInfo:
                 partial=bool(data.get("partial", False)),
                 head_bytes=None if data.get("head_bytes") is None else int(data["head_bytes"]),
                 location=location,
+                stored_sha256=(
+                    None if data.get("stored_sha256") is None else str(data["stored_sha256"])
+                ),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise StoreError(f"damaged artifact metadata ({exc.__class__.__name__})") from None

@@ -1,4 +1,7 @@
-"""Streaming writes: hash as the bytes arrive, keep at most the largest-artifact limit.
+"""Writing artifacts: what a one-shot put stores, and streaming writes.
+
+A streaming write hashes as the bytes arrive and keeps at most the
+largest-artifact limit.
 
 Below the limit every chunk goes to one spool. Past it, the spool keeps the
 head and a second spool is used as a ring buffer holding the last bytes seen,
@@ -10,20 +13,57 @@ stream would store, under the same reference.
 from __future__ import annotations
 
 import hashlib
+import threading
+from collections.abc import Callable
 from types import TracebackType
-from typing import IO, TYPE_CHECKING
+from typing import IO
 
 from toolcap.core._errors import StoreError
 from toolcap.core._refs import ID_LENGTH, format_ref
+from toolcap.core._utf8 import sanitize
+from toolcap.store._backend import StoreBackend, store_errors
 from toolcap.store._limits import SNAP_WINDOW, snap_head, snap_tail
 from toolcap.store._records import ArtifactInfo
 
-if TYPE_CHECKING:
-    from toolcap.store._base import ArtifactStore
-
-__all__ = ["ArtifactWriter"]
+__all__ = ["ArtifactWriter", "as_bytes", "newline_counter"]
 
 _COPY = 1 << 20
+PARALLEL_MIN = 1 << 18  # below this a thread costs more than it saves
+
+
+def as_bytes(data: bytes | bytearray | memoryview | str) -> bytes:
+    """The bytes a one-shot put stores for ``data`` (text: its UTF-8 encoding)."""
+    if isinstance(data, str):
+        # Lone surrogates cannot be encoded: store them as U+FFFD, as the cut shows them.
+        return sanitize(data).encode("utf-8")
+    return bytes(data)
+
+
+def newline_counter(raw: bytes) -> Callable[[], int]:
+    """Start counting the line breaks of ``raw``; the returned callable waits for the count.
+
+    A big count runs in a thread so that it overlaps the write of the same bytes
+    (file writes release the GIL). Nothing is counted for content already stored.
+    """
+    if len(raw) < PARALLEL_MIN:
+        count = raw.count(b"\n")
+        return lambda: count
+    result: list[int] = []
+
+    def run() -> None:
+        # In slices, so that the GIL changes hands between them and the writer
+        # gets into its (GIL-free) system call while the count goes on.
+        step = _COPY
+        result.append(sum(raw.count(b"\n", i, i + step) for i in range(0, len(raw), step)))
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+
+    def wait() -> int:
+        worker.join()
+        return result[0]
+
+    return wait
 
 
 class ArtifactWriter:
@@ -31,11 +71,19 @@ class ArtifactWriter:
 
     As a context manager it commits on a clean exit and aborts on an exception.
     A writer that is neither committed nor aborted (a killed process) leaves
-    only a hidden temporary that :meth:`ArtifactStore.gc` removes later.
+    only a hidden temporary that ``ArtifactStore.gc`` removes later. ``commit``
+is called with the id, the spool and the record, and publishes them.
     """
 
-    def __init__(self, store: ArtifactStore, *, tool: str | None = None) -> None:
+    def __init__(
+        self,
+        store: StoreBackend,
+        commit: Callable[[str, IO[bytes], ArtifactInfo], None],
+        *,
+        tool: str | None = None,
+    ) -> None:
         self._store = store
+        self._publish = commit
         self._tool = tool
         self._limit = store.limits.max_artifact_size
         self._hash = hashlib.sha256()
@@ -46,7 +94,8 @@ class ArtifactWriter:
         self._ring_count = 0  # bytes ever written into the ring
         self._ref: str | None = None
         self._closed = False
-        self._spool = store._guarded_spool()
+        with store_errors(store.location):
+            self._spool = store.new_spool()
 
     @property
     def ref(self) -> str | None:
@@ -66,28 +115,31 @@ class ArtifactWriter:
         self._newlines += data.count(b"\n")
         self._last = data[-1:]
         try:
-            if self._limit is None or (self._ring is None and self._total <= self._limit):
-                self._spool.write(view)
-                return
-            if self._ring is None:
-                # This chunk crosses the limit: the part of it still in the head goes
-                # to the spool, and what follows the head moves on to the ring.
-                already = self._total - len(data)
-                head, _ = self._store.limits.split()
-                if already < head:
-                    self._spool.write(view[: head - already])
-                    view = view[head - already :]
-                self._start_ring()
-            self._ring_write(view)
-        except OSError as exc:
+            with store_errors(self._store.location):
+                self._append(view, len(data))
+        except StoreError:
             self.abort()
-            where = self._store.location
-            raise StoreError(f"artifact store {where}: {exc.strerror or exc}") from exc
+            raise
+
+    def _append(self, view: memoryview, size: int) -> None:
+        if self._limit is None or (self._ring is None and self._total <= self._limit):
+            self._spool.write(view)
+            return
+        if self._ring is None:
+            # This chunk crosses the limit: the part of it still in the head goes
+            # to the spool, and what follows the head moves on to the ring.
+            already = self._total - size
+            head, _ = self._store.limits.split()
+            if already < head:
+                self._spool.write(view[: head - already])
+                view = view[head - already :]
+            self._start_ring()
+        self._ring_write(view)
 
     def _start_ring(self) -> None:
         # First overflow: the spool keeps the head, what followed it moves to the ring.
         head, _ = self._store.limits.split()
-        self._ring = self._store._new_spool()
+        self._ring = self._store.new_spool()
         spool = self._spool
         spool.flush()
         end = spool.seek(0, 2)
@@ -156,13 +208,14 @@ class ArtifactWriter:
         if self._closed:
             raise StoreError("artifact writer was aborted")
         try:
-            head = self._assemble()
-            self._spool.flush()
-            stored = self._spool.seek(0, 2)
-        except OSError as exc:
+            with store_errors(self._store.location):
+                head = self._assemble()
+                self._spool.flush()
+                stored = self._spool.seek(0, 2)
+                stored_sha256 = None if head is None else _hash_file(self._spool)
+        except StoreError:
             self.abort()
-            where = self._store.location
-            raise StoreError(f"artifact store {where}: {exc.strerror or exc}") from exc
+            raise
         digest = self._hash.hexdigest()
         now = self._store.clock()
         info = ArtifactInfo(
@@ -176,9 +229,10 @@ class ArtifactWriter:
             tool=self._tool,
             partial=head is not None,
             head_bytes=head,
+            stored_sha256=stored_sha256,
         )
         try:
-            self._store._commit_spool(digest[:ID_LENGTH], self._spool, info)
+            self._publish(digest[:ID_LENGTH], self._spool, info)
         finally:
             self._release()
         self._ref = info.ref
@@ -192,9 +246,9 @@ class ArtifactWriter:
         if self._closed:
             return
         self._closed = True
-        self._store._drop_spool(self._spool)
+        self._store.drop_spool(self._spool)
         if self._ring is not None:
-            self._store._drop_spool(self._ring)
+            self._store.drop_spool(self._ring)
 
     def __enter__(self) -> ArtifactWriter:
         return self
@@ -210,3 +264,12 @@ class ArtifactWriter:
         else:
             self.abort()
 
+
+
+def _hash_file(spool: IO[bytes]) -> str:
+    """The SHA-256 of a spool's bytes (a partial artifact's stored bytes, read back once)."""
+    digest = hashlib.sha256()
+    spool.seek(0)
+    while block := spool.read(_COPY):
+        digest.update(block)
+    return digest.hexdigest()
