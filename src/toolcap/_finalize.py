@@ -17,12 +17,11 @@ from ._diagnostics import observe
 from ._notice import Cap, emit_notice, failure_reason, logger, notice_line
 from .core._allocate import water_fill
 from .core._cut import cut, plan_parts
-from .core._errors import StoreError
 from .core._refs import MAX_REFERENCE_LENGTH, REFERENCE_LENGTH
 from .core._utf8 import decode, is_valid, sanitize, utf8_size
 
 if TYPE_CHECKING:
-    from .protocols import ArtifactSink, ArtifactStreamWriter
+    from .protocols import ArtifactSink
 
 __all__ = ["FinalizedResponse", "Policy", "ToolResponse"]
 
@@ -202,12 +201,12 @@ class Policy:
         """The artifact store, opened on first use; ``None`` if there is none."""
         sink = self._sink
         if isinstance(sink, str):
-            try:
-                from .store import open_store
+            from .store import UnavailableStore, open_store
 
+            try:
                 sink = open_store(self.config.artifacts, limits=self.config.store)
             except Exception as error:  # any failure to open means: keep nothing, say why
-                sink = _Unavailable(failure_reason(error))
+                sink = UnavailableStore(failure_reason(error))
                 logger.warning("artifact store unavailable: %s", sink.reason)
             self._sink = sink
         return sink
@@ -398,19 +397,6 @@ class Policy:
             response.tool, response.call_id, response.is_error, tuple(work.parts), original,
             work.delivered_size, work.capped_by, artifacts, work.not_kept, work.merged,
         )
-
-
-class _Unavailable:
-    """The default store could not be opened: every put and stream fails with the reason."""
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-
-    def put(self, data: bytes, *, tool: str | None = None) -> str:
-        raise OSError(self.reason)
-
-    def open_writer(self, *, tool: str | None = None) -> ArtifactStreamWriter:
-        raise StoreError(self.reason)
 
 
 def _fits_marker(reference: object) -> bool:

@@ -49,6 +49,7 @@ __all__ = [
     "StoreBackend",
     "StoreError",
     "StoreLimits",
+    "UnavailableStore",
     "default_root",
     "grep_rows",
     "open_store",
@@ -68,6 +69,25 @@ def resolve_location(location: str | None = None, *, configured: str | None = No
         if candidate:
             return candidate
     return None
+
+
+class UnavailableStore:
+    """Stands for a store that could not be opened: every put and stream raises ``reason``.
+
+    The finalizer and streaming then deliver bounded output and say why nothing
+    was kept, instead of failing.
+    """
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def put(self, data: bytes, *, tool: str | None = None) -> str:
+        """Raise :class:`StoreError` with the reason."""
+        raise StoreError(self.reason)
+
+    def open_writer(self, *, tool: str | None = None) -> ArtifactWriter:
+        """Raise :class:`StoreError` with the reason."""
+        raise StoreError(self.reason)
 
 
 def open_store(
