@@ -40,7 +40,7 @@ def test_4000_small_blocks_under_the_threshold_are_stored_once_and_named() -> No
     bounded = bound_call_tool_result_dict(blocks_of(texts), policy(store), tool="t",
                                           wire_budget=WIRE)
     whole = "\n".join(texts).encode()
-    assert [info.ref for info in store.list()] == [reference_of(whole)]
+    assert [info.ref for info in store.list_artifacts()] == [reference_of(whole)]
     assert bounded.artifacts == (reference_of(whole),)
     assert store.read_bytes(reference_of(whole)) == whole
     assert json_size(bounded.result["content"]) <= WIRE
@@ -56,7 +56,7 @@ def test_10000_blocks_over_the_threshold_are_stored_once_and_named() -> None:
                                           wire_budget=WIRE)
     elapsed = time.perf_counter() - start
     whole = "\n".join(texts).encode()
-    assert [info.ref for info in store.list()] == [reference_of(whole)]
+    assert [info.ref for info in store.list_artifacts()] == [reference_of(whole)]
     assert named(bounded) == [reference_of(whole)]
     assert bounded.artifacts == (reference_of(whole),)
     delivered = "\n".join(block["text"] for block in bounded.result["content"])
@@ -75,7 +75,7 @@ def test_blocks_cut_only_by_the_wire_share_one_artifact_named_in_each_cut() -> N
                                  tools={"*": {"size_threshold": "64KB"}}),
         tool="t", wire_budget=16 * KB)
     whole = "\n".join(texts).encode()
-    assert [info.ref for info in store.list()] == [reference_of(whole)]
+    assert [info.ref for info in store.list_artifacts()] == [reference_of(whole)]
     assert bounded.artifacts == (reference_of(whole),)
     assert len(bounded.result["content"]) == 3
     for block in bounded.result["content"]:
@@ -88,7 +88,7 @@ def test_blocks_cut_by_their_threshold_are_stored_once_and_each_marker_names_it(
     store = MemoryStore()
     bounded = bound_call_tool_result_dict(blocks_of(texts), policy(store), tool="t")
     whole = "\n".join(texts).encode()
-    assert [info.ref for info in store.list()] == [reference_of(whole)]
+    assert [info.ref for info in store.list_artifacts()] == [reference_of(whole)]
     assert bounded.artifacts == (reference_of(whole),)
     first, second = (block["text"] for block in bounded.result["content"])
     assert first.startswith("a") and second.startswith("b")
@@ -101,7 +101,7 @@ def test_a_single_block_is_stored_as_it_was_sent() -> None:
     bounded = bound_call_tool_result_dict(blocks_of([text]), policy(store), tool="t",
                                           wire_budget=WIRE)
     assert bounded.artifacts == (reference_of(text.encode()),)
-    assert [info.ref for info in store.list()] == [reference_of(text.encode())]
+    assert [info.ref for info in store.list_artifacts()] == [reference_of(text.encode())]
 
 
 def test_many_resource_contents_are_stored_once_and_named() -> None:
@@ -110,7 +110,7 @@ def test_many_resource_contents_are_stored_once_and_named() -> None:
     bounded = bound_read_resource_result_dict({"contents": contents}, policy(store),
                                          uri="file:///", wire_budget=WIRE)
     whole = "\n".join(entry["text"] for entry in contents).encode()
-    assert [info.ref for info in store.list()] == [reference_of(whole)]
+    assert [info.ref for info in store.list_artifacts()] == [reference_of(whole)]
     assert bounded.artifacts == (reference_of(whole),)
     assert json_size(bounded.result["contents"]) <= WIRE
 
@@ -133,7 +133,7 @@ def test_any_blocks_fit_the_wire_and_name_one_artifact_holding_them_all(
     assert len(dumps(content).encode()) <= wire
     delivered = "\n".join(block["text"] for block in content)
     whole = "\n".join(texts).encode()
-    refs = [info.ref for info in store.list()]
+    refs = [info.ref for info in store.list_artifacts()]
     if delivered.encode() == whole:  # nothing lost (at most, blocks joined): nothing kept
         assert refs == [] and bounded.artifacts == ()
     else:

@@ -48,7 +48,7 @@ def expected_texts(count: int, size: int) -> list[str]:
 
 
 def stored_refs(store_dir: Path) -> set[str]:
-    return {info.ref for info in open_store(store_dir).list()}
+    return {info.ref for info in open_store(store_dir).list_artifacts()}
 
 
 def call_and_measure(client: Client, count: int, size: int) -> tuple[list[str], float]:
