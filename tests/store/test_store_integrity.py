@@ -6,6 +6,8 @@ import hashlib
 from pathlib import Path
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from toolcap import StoreError
 from toolcap.store import (
@@ -160,3 +162,32 @@ def test_a_proxy_read_of_a_damaged_artifact_is_an_error_result_naming_it(
     answer = read_artifact_result(store, {"ref": ref})
     assert answer["isError"] is True
     assert f"{ref} is damaged" in answer["content"][0]["text"]
+
+
+@given(
+    data=st.binary(min_size=1, max_size=3000),
+    limit=st.one_of(st.none(), st.integers(2, 1500)),
+    how=st.sampled_from(["truncate", "extend", "flip"]),
+    where=st.integers(0, 10**6),
+)
+@settings(deadline=None, derandomize=True, max_examples=300)
+def test_any_change_to_what_is_stored_is_found_and_healed(
+    data: bytes, limit: int | None, how: str, where: int
+) -> None:
+    store = MemoryStore(limits=StoreLimits(max_artifact_size=limit, minimum=1))
+    ref = store.put(data)
+    ident = ref.removeprefix("toolcap:")
+    kept = store.data[ident]
+    assume(kept)
+    at = where % len(kept)
+    if how == "truncate":
+        changed = kept[:at]
+    elif how == "extend":
+        changed = kept + bytes([where % 256])
+    else:
+        changed = kept[:at] + bytes([kept[at] ^ (1 << (where % 8))]) + kept[at + 1 :]
+    store.data[ident] = changed
+    with pytest.raises(DamagedArtifactError, match=ref):
+        store.verify(ref)
+    assert store.put(data) == ref
+    assert store.read_bytes(ref) == kept
