@@ -207,3 +207,39 @@ def test_cat_of_a_truncated_artifact_prints_nothing_and_fails_naming_it(
     assert shown.returncode == 1
     assert shown.stdout == b""
     assert f"toolcap: error: artifact {ref} is damaged" in shown.stderr.decode()
+
+
+def test_cat_with_a_reversed_line_range_is_a_usage_error(toolcap: Any) -> None:
+    ref = toolcap.store().put(b"".join(b"%d\n" % n for n in range(10)))
+    done = toolcap("artifacts", "cat", ref, "--lines", "5:2")
+    assert (done.returncode, done.stdout) == (2, b"")
+    assert done.stderr == (b"toolcap: error: --lines: the range 5:2 ends before it starts"
+                           b" (write A:B, A <= B)\n")
+
+
+def test_cat_past_the_end_says_so_instead_of_printing_nothing(toolcap: Any) -> None:
+    ref = toolcap.store().put(b"a\nb\n")
+    by_offset = toolcap("artifacts", "cat", ref, "--offset", "100")
+    assert by_offset.returncode == 1
+    assert by_offset.stderr.decode() == (
+        f"toolcap: error: --offset 100 is past the end of {ref} (4 bytes)\n"
+    )
+    by_line = toolcap("artifacts", "cat", ref, "--lines", "7:")
+    assert by_line.returncode == 1
+    assert by_line.stderr == f"toolcap: error: --lines 7:: {ref} has 2 lines\n".encode()
+
+
+def test_a_negative_size_written_as_a_separate_argument_gets_a_clear_error(
+    toolcap: Any,
+) -> None:
+    spaced = toolcap("cap", "--limit", "-5KB", input=b"x")
+    assert spaced.returncode == 2
+    assert spaced.stderr == (
+        b"toolcap: error: cap: --limit needs a value; write one starting with '-' as"
+        b" --limit=VALUE (sizes and counts cannot be negative) (see 'toolcap cap --help')\n"
+    )
+    joined = toolcap("cap", "--limit=-5KB", input=b"x")
+    assert joined.returncode == 2
+    assert joined.stderr == (
+        b"toolcap: error: --limit: invalid size '-5KB': sizes cannot be negative\n"
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -23,6 +24,11 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         command = self.prog.removeprefix("toolcap").strip()
+        dashed = re.fullmatch(r"argument (--[\w-]+)(?:/-\w)?: expected one argument", message)
+        if dashed:  # `--limit -5KB`: argparse takes a value starting with '-' for an option
+            option = dashed[1]
+            message = (f"{option} needs a value; write one starting with '-' as {option}=VALUE"
+                       " (sizes and counts cannot be negative)")
         where = f"{command}: " if command else ""
         self.exit(2, f"toolcap: error: {where}{message} (see '{self.prog} --help')\n")
 

@@ -172,6 +172,8 @@ def _line_range(text: str) -> tuple[int, int | None]:
         raise CommandError(f"--lines: expected A:B with line numbers, got {text!r}") from None
     if start < 1 or (end is not None and end < 1):
         raise CommandError(f"--lines: line numbers start at 1, got {text!r}")
+    if end is not None and end < start:
+        raise CommandError(f"--lines: the range {text} ends before it starts (write A:B, A <= B)")
     return start, end
 
 
@@ -181,11 +183,17 @@ def _cat(args: argparse.Namespace) -> int:
     store = _store(args)
     ref = _checked_ref(store, args.ref)
     out = sys.stdout.buffer
+    info = store.stat(ref)
     if args.lines is not None:
         start, end = _line_range(args.lines)
+        if start > max(info.lines, 1):
+            raise CommandError(f"--lines {args.lines}: {ref} has {info.lines} lines", status=1)
         for line in store.read_lines(ref, start, end):
             out.write(line.encode("utf-8") + b"\n")
     else:
+        if args.offset and args.offset > info.bytes:
+            raise CommandError(f"--offset {args.offset} is past the end of {ref} "
+                               f"({info.bytes} bytes)", status=1)
         for chunk in store.iter_bytes(ref, args.offset or 0, args.length):
             out.write(chunk)
     out.flush()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core._sizes import human_size
+from ..core._utf8 import head_boundary, tail_boundary
 from ..protocols import ArtifactReader
 from ..store import grep_rows
 
@@ -106,16 +107,60 @@ def read_artifact_result(store: object, arguments: Any) -> dict[str, Any]:
                 f"lines {start}–{last} of {where}" if lines else f"no lines from {start} in {where}"
             )
         else:
-            offset = _int(arguments, "offset", 0, 0) or 0
-            length = _int(arguments, "length", _DEFAULT_LENGTH, 1)
-            data = store.read_bytes(ref, offset, length)
-            text = data.decode("utf-8", "replace")
-            note = f"bytes {offset}–{offset + len(data)} of {where}"
+            medium = _medium(store.read_bytes(ref, 0, 16))
+            if medium:
+                return _error(f"read_artifact: {info.ref} is {medium} ({human_size(info.bytes)}),"
+                              " not text; it cannot be shown here.")
+            text, note = _byte_range(store, ref, info.bytes, arguments, where)
     except ValueError as exc:
-        return _error(f"read_artifact: {exc}")
+        return _error(f"read_artifact: {_redacted(str(exc), store)}")
     except Exception as exc:  # the store's errors (bad or unknown reference, I/O) are one line
-        return _error(f"read_artifact: {exc}")
+        return _error(f"read_artifact: {_redacted(str(exc), store)}")
     return {"content": [{"type": "text", "text": text}, {"type": "text", "text": f"[{note}]"}]}
+
+
+def _redacted(message: str, store: object) -> str:
+    """``message`` without the store's location: the model has no use for the user's paths."""
+    location = str(getattr(store, "location", "") or "")
+    return message.replace(location, "<store>") if len(location) > 1 else message
+
+
+# Magic numbers of the media a cut stores whole: shown as a note, never as mojibake.
+_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF8", "a GIF image"), (b"%PDF-", "a PDF document"), (b"ID3", "an MP3 audio clip"),
+    (b"OggS", "an Ogg audio clip"), (b"fLaC", "a FLAC audio clip"),
+)
+
+
+def _medium(head: bytes) -> str | None:
+    for magic, name in _MAGIC:
+        if head.startswith(magic):
+            return name
+    if head[:4] == b"RIFF" and head[8:12] in (b"WEBP", b"WAVE"):
+        return "a WebP image" if head[8:12] == b"WEBP" else "a WAV audio clip"
+    return None
+
+
+def _byte_range(
+    store: ArtifactReader, ref: str, size: int, arguments: dict[str, Any], where: str
+) -> tuple[str, str]:
+    """The bytes asked for, widened to whole UTF-8 characters; the note says which were sent."""
+    offset = _int(arguments, "offset", 0, 0) or 0
+    length = _int(arguments, "length", _DEFAULT_LENGTH, 1) or _DEFAULT_LENGTH
+    if offset > size:
+        raise ValueError(f"offset {offset} is past the end of {ref} ({size} bytes)")
+    end = min(size, offset + length)
+    # Up to three bytes either side complete a character the range would split.
+    low = max(0, offset - 3)
+    window = store.read_bytes(ref, low, end + 3 - low)
+    first = low + head_boundary(window, offset - low)
+    last = low + tail_boundary(window, end - low)
+    text = window[first - low : last - low].decode("utf-8", "replace")
+    note = f"bytes {first}–{last} of {where}"
+    if (first, last) != (offset, end):
+        note += f"; asked for {offset}–{end}, widened to whole characters"
+    return text, note
 
 
 def _grep(store: ArtifactReader, ref: str, arguments: dict[str, Any]) -> tuple[str, str]:
