@@ -272,3 +272,70 @@ def test_every_documented_stage_is_accepted(log: Path) -> None:
 def test_the_log_file_is_private_to_its_owner(log: Path) -> None:
     observe("received", "content", "v", changed=True)
     assert log.stat().st_mode & 0o077 == 0
+
+
+def test_a_symlink_at_the_log_path_is_not_followed(log: Path, tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the user's own file\n")
+    log.symlink_to(victim)
+    observe("received", "content", "v", changed=True)
+    assert victim.read_text() == "the user's own file\n"
+
+
+def test_an_existing_loose_log_file_is_tightened_to_owner_only(log: Path) -> None:
+    log.write_text("")
+    log.chmod(0o644)
+    observe("received", "content", "v", changed=True)
+    assert log.stat().st_mode & 0o777 == 0o600
+    assert len(read_events(log)) == 1
+
+
+def test_a_log_path_that_is_not_a_regular_file_is_not_written(
+    log: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fifo = log.with_suffix(".fifo")
+    os.mkfifo(fifo)
+    monkeypatch.setenv(ENV_VAR, str(fifo))
+    observe("received", "content", "v", changed=True)  # returns: no reader is waited for
+
+
+def test_the_file_size_bounds_the_log_across_processes(tmp_path: Path) -> None:
+    import toolcap._diagnostics as diagnostics
+
+    path = tmp_path / "full.jsonl"
+    path.write_bytes(b"x" * (diagnostics.MAX_LOG_BYTES - 10))
+    path.chmod(0o600)
+    BoundaryLog(path).observe("received", "content", "v", changed=True)
+    assert path.stat().st_size == diagnostics.MAX_LOG_BYTES - 10
+
+
+def test_the_spill_stage_is_recorded_with_its_artifact(log: Path) -> None:
+    from toolcap import Config, Policy, ToolResponse
+    from toolcap.store import MemoryStore
+
+    config = Config.from_mapping({"tools": {"*": {"size_threshold": "1KB"}}})
+    Policy(config, sink=MemoryStore(), notices=False).finalize(
+        [ToolResponse("t", "z" * 5000)])
+    spills = [e for e in read_events(log) if e["stage"] == "spill"]
+    assert len(spills) == 1
+    assert (spills[0]["artifacts"], spills[0]["utf8_bytes"]) == ("stored", 5000)
+
+
+@pytest.mark.parametrize("command", ["cap", "run"])
+def test_cap_and_run_record_their_cut_and_spill(
+    command: str, toolcap: Any, tmp_path: Path
+) -> None:
+    log = tmp_path / "debug.jsonl"
+    env = {ENV_VAR: str(log), "TOOLCAP_SIZE_THRESHOLD": "1KB"}
+    if command == "cap":
+        done = toolcap("cap", input=b"line\n" * 2000, env=env)
+    else:
+        done = toolcap("run", "--", sys.executable, "-c", "print('line\\n' * 2000)", env=env)
+    assert done.returncode == 0, done.stderr
+    events = read_events(log)
+    stages = {e["stage"]: e for e in events}
+    assert stages["spill"]["artifacts"] == "stored"
+    assert stages["spill"]["utf8_bytes"] >= 10_000
+    assert stages["size_threshold"]["representation"] == "stream_text"
+    assert stages["size_threshold"]["utf8_bytes"] <= 1024
+    assert "line" not in log.read_text()

@@ -14,10 +14,19 @@ so digests can be compared within one process only, and ``key_id`` (a digest of
 a fixed label) tells which lines share a key. Content, paths, artifact
 references and identifiers are never written in clear.
 
-At most 50 lines are written per minute; the next line written after a
-suppression carries ``suppressed``, the number of events dropped meanwhile.
-Whatever goes wrong inside (an unwritable path, a full disk, a bad argument),
-the error is swallowed: diagnostics never raise and never change a result.
+The ``spill`` stage (a hand-over to the artifact store) is always recorded.
+``toolcap cap`` and ``toolcap run`` record their cut (``size_threshold`` or
+``batch_ceiling``, representation ``stream_text``) and their spill (``stream``,
+measured by its length: a stream is never held whole).
+
+At most 50 lines are written per minute by each process; the next line written
+after a suppression carries ``suppressed``, the number of events dropped
+meanwhile. Across processes the bound is the file's size: nothing is appended
+once it holds :data:`MAX_LOG_BYTES`. The file is opened without following a
+symbolic link, must be a regular file owned by the user, and is made owner-only
+(0600) if it was not; anything else is not written to. Whatever goes wrong
+inside (an unwritable path, a full disk, a bad argument), the error is
+swallowed: diagnostics never raise and never change a result.
 """
 
 from __future__ import annotations
@@ -29,6 +38,7 @@ import json
 import os
 import re
 import secrets
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -54,6 +64,10 @@ STAGES = (
 #: Events written per window, and the window in seconds.
 RATE_LIMIT = 50
 RATE_WINDOW = 60.0
+#: The log file is not appended to past this size, whatever the number of writers.
+MAX_LOG_BYTES = 16 * 1024 * 1024
+# A hand-over to the store is an event whether or not the text changed.
+_ALWAYS_RECORDED = frozenset({"spill"})
 
 # Stage and representation names are written as given, so they are held to a
 # short vocabulary-like shape: a name that could carry content is replaced.
@@ -127,21 +141,22 @@ class BoundaryLog:
         artifacts: tuple[str, ...] | None = None,
         changed: bool,
         wire_budget: int | None = None,
+        size: int | None = None,
     ) -> None:
         """Record one boundary crossing if it changed or is over ``wire_budget``.
 
         A ``str`` value is a text representation: its JSON bytes are those of
         its serialization as a JSON string. A ``bytes`` value is taken as
         already serialized (a frame as written): its JSON bytes are its length.
+        ``size`` stands for the byte length of a value that is not held (``None``).
         Never raises.
         """
         try:
             path = self._path if self._path is not None else os.environ.get(ENV_VAR)
             if not path:
                 return
-            self._observe(
-                path, stage, representation, value, tool, call_id, artifacts, changed, wire_budget
-            )
+            self._observe(path, stage, representation, value, tool, call_id, artifacts,
+                          changed, wire_budget, size)
         except Exception:  # diagnostics must never disturb the caller
             return
 
@@ -156,12 +171,15 @@ class BoundaryLog:
         artifacts: tuple[str, ...] | None,
         changed: bool,
         wire_budget: int | None,
+        size: int | None,
     ) -> None:
-        if not changed and wire_budget is None:
+        always = stage in _ALWAYS_RECORDED
+        if not changed and wire_budget is None and not always:
             return  # nothing to report, and no need to measure
-        chars, utf8, json_bytes = _measure(value)
-        over = wire_budget is not None and json_bytes > wire_budget
-        if not (changed or over):
+        chars, utf8, json_bytes = _measure(value) if value is not None or size is None else (
+            None, size, size)
+        over = wire_budget is not None and json_bytes is not None and json_bytes > wire_budget
+        if not (changed or over or always):
             return
         state, count = _artifact_state(artifacts)
         event: dict[str, Any] = {
@@ -193,22 +211,35 @@ class BoundaryLog:
             if self._suppressed:
                 event["suppressed"] = self._suppressed
             line = json.dumps(event, separators=(",", ":"), allow_nan=False) + "\n"
-            self._write(path, line.encode("ascii"))
+            if not self._write(path, line.encode("ascii")):
+                self._suppressed += 1  # full or refused: reported if a later line gets out
+                return
             # Counted as reported only once the line is out.
             self._suppressed = 0
 
     @staticmethod
-    def _write(path: str, data: bytes) -> None:
-        # One write on an O_APPEND descriptor: lines from several processes do
-        # not interleave. Owner-only, as digests are still about the user's data.
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    def _write(path: str, data: bytes) -> bool:
+        """Append ``data``; ``False`` when the file is refused or full."""
+        # One write on an O_APPEND descriptor: lines from several processes do not
+        # interleave. Never through a symlink (it could point at any file of the
+        # user's); owner-only, as digests are still about the user's data.
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
+        fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0), 0o600)
         try:
+            status = os.fstat(fd)
+            if not stat.S_ISREG(status.st_mode) or status.st_uid != os.getuid():
+                return False
+            if status.st_mode & 0o077:
+                os.fchmod(fd, 0o600)  # an existing loose file is tightened, or not written
+            if status.st_size + len(data) > MAX_LOG_BYTES:
+                return False
             os.write(fd, data)
+            return True
         finally:
             os.close(fd)
 
 
-def _measure(value: str | bytes | None) -> tuple[int, int, int]:
+def _measure(value: str | bytes | None) -> tuple[int | None, int, int]:
     if value is None:
         return 0, 0, 0
     if isinstance(value, bytes):
@@ -232,13 +263,15 @@ def observe(
     artifacts: tuple[str, ...] | None = None,
     changed: bool,
     wire_budget: int | None = None,
+    size: int | None = None,
 ) -> None:
     """Record a boundary crossing in the ``TOOLCAP_DEBUG_LOG`` file, if it is set.
 
     ``stage`` is one of :data:`STAGES`; ``representation`` names the form the
     value takes there (``model_text``, ``content``, ``frame`` …); ``artifacts``
     is the response's tri-state record. A line is written only when ``changed``
-    is true or the value's JSON bytes exceed ``wire_budget``. Never raises.
+    is true or the value's JSON bytes exceed ``wire_budget`` (and always for
+    ``spill``). ``size`` is the length of a value that is not held. Never raises.
     """
     if ENV_VAR not in os.environ:  # the disabled path: one lookup
         return
@@ -251,4 +284,5 @@ def observe(
         artifacts=artifacts,
         changed=changed,
         wire_budget=wire_budget,
+        size=size,
     )

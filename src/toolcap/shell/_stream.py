@@ -19,6 +19,7 @@ import codecs
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .._diagnostics import observe
 from .._notice import Cap, failure_reason, logger, notice_line
 from ..core._cut import CapResult, CutPlan, Strategy, assemble, plan_cut
 from ..core._marker import Marker
@@ -283,8 +284,15 @@ class CapStream:
         if self._writer is None and self._open_writer is not None:
             # Short enough to be held, but cut all the same (invalid bytes grew in decoding).
             self._start(held)
+        kept = self._writer is not None
         reference = self._commit()
         result, capped_by = cutter.result(cap, reference)
+        artifacts = (reference,) if reference else ()
+        if kept or self.not_kept:  # a hand-over to the store was tried
+            observe("spill", "stream", None, size=cutter.total, tool=self._tool,
+                    artifacts=artifacts, changed=False)
+        observe(str(capped_by), "stream_text", result.text, tool=self._tool,
+                artifacts=artifacts, changed=True)
         return StreamOutcome(None, result, capped_by, cutter.total, reference, self.not_kept)
 
     def abort(self) -> None:
