@@ -100,7 +100,7 @@ def test_timeline_line_format(toolcap: Toolcap) -> None:
     source = copy("chat.json", toolcap.home)
     result = toolcap("repair", str(source), "--over", "2KB", "-o", "out.json")
     first = result.stdout.decode().splitlines()[0]
-    assert first.startswith("message 3  fs_read_file  8.9 KB → ")
+    assert first.startswith("message 4  fs_read_file  8.9 KB → ")
     assert first.split("  ")[-1].startswith("toolcap:")
 
 

@@ -33,10 +33,10 @@ def test_chat_tool_names_come_from_tool_calls_in_any_order() -> None:
         {"role": "function", "name": "legacy", "content": "old style"},
     ]
     assert found(messages) == [
-        ("message 0", "second_tool", ["second"]),
-        ("message 2", "first_tool", ["one"]),
-        ("message 3", "unknown", ["orphan"]),
-        ("message 4", "legacy", ["old style"]),
+        ("message 1", "second_tool", ["second"]),
+        ("message 3", "first_tool", ["one"]),
+        ("message 4", "unknown", ["orphan"]),
+        ("message 5", "legacy", ["old style"]),
     ]
 
 
@@ -50,7 +50,7 @@ def test_responses_items_by_call_id() -> None:
             {"type": "output_text", "text": "not a tool response"}]},
     ]
     assert found({"input": items}) == [
-        ("message 1", "search", ["hits"]), ("message 3", "apply_patch", ["done"])]
+        ("message 2", "search", ["hits"]), ("message 4", "apply_patch", ["done"])]
 
 
 def test_anthropic_tool_results_by_tool_use_id() -> None:
@@ -66,7 +66,7 @@ def test_anthropic_tool_results_by_tool_use_id() -> None:
         ]},
     ]
     assert found({"messages": messages}) == [
-        ("message 1", "bash", ["out"]), ("message 1", "bash", ["a", "b"])]
+        ("message 2", "bash", ["out"]), ("message 2", "bash", ["a", "b"])]
 
 
 def test_jsonl_of_messages_and_jsonl_of_whole_conversations() -> None:
@@ -76,7 +76,7 @@ def test_jsonl_of_messages_and_jsonl_of_whole_conversations() -> None:
     assert found(chat, lines=True) == [("line 2", "ls", ["files"])]
     dataset = [{"messages": chat}, {"messages": chat}]
     assert found(dataset, lines=True) == [
-        ("line 1, message 1", "ls", ["files"]), ("line 2, message 1", "ls", ["files"])]
+        ("line 1, message 2", "ls", ["files"]), ("line 2, message 2", "ls", ["files"])]
 
 
 def test_formats_are_reported_and_a_bom_is_kept() -> None:
@@ -117,7 +117,7 @@ def test_any_anthropic_block_type_ending_in_tool_use_names_its_results() -> None
             {"type": "tool_result", "tool_use_id": "k1", "content": "record"}]},
     ]
     assert found(messages) == [
-        ("message 1", "docs_search", ["found"]), ("message 1", "crm_lookup", ["record"])]
+        ("message 2", "docs_search", ["found"]), ("message 2", "crm_lookup", ["record"])]
     entries = anthropic.message_entries(messages)
     assert [e.result.tool for e in entries if e.result] == ["docs_search", "crm_lookup"]
 
@@ -130,7 +130,7 @@ def test_a_tool_result_outside_a_user_turn_is_not_a_tool_response() -> None:
             {"type": "tool_result", "tool_use_id": "t", "content": "not a result"}]},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "ok"}]},
     ]
-    assert found(messages) == [("message 2", "bash", ["ok"])]
+    assert found(messages) == [("message 3", "bash", ["ok"])]
 
 
 def test_saved_conversations_are_read_as_the_adapters_read_live_ones() -> None:
@@ -159,5 +159,5 @@ def test_saved_conversations_are_read_as_the_adapters_read_live_ones() -> None:
 ])
 def test_misshapen_calls_and_ids_are_read_without_failing(hostile: object) -> None:
     outputs = found([hostile, {"role": "tool", "tool_call_id": "a", "content": "kept"}])
-    assert outputs[-1] == ("message 1", "unknown", ["kept"])
+    assert outputs[-1] == ("message 2", "unknown", ["kept"])
     assert all(tool == "unknown" for _, tool, _ in outputs)

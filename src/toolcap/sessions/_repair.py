@@ -57,7 +57,7 @@ class ToolOutput:
     """One tool response found in the file.
 
     Attributes:
-        where: ``"message N"`` (index in a JSON array, from 0) or ``"line N"`` (JSONL).
+        where: ``"message N"`` or ``"line N"`` (JSONL), both counted from 1 as editors count.
         tool: the tool's name, from the matching call (``"unknown"`` if none).
         call_id: the call identifier, when there is one.
         format: which of the three formats it is written in.
@@ -176,7 +176,7 @@ def _read_json(text: str, start: int, progress: Callable[[int], None] | None) ->
         raise JSONSpanError(
             "not a conversation: expected an array of messages or items, or an object with "
             "'messages' or 'input'", index)
-    return [(lambda i: f"message {i}", items)]
+    return [(lambda i: f"message {i + 1}", items)]
 
 
 def _read_lines(text: str, start: int, progress: Callable[[int], None] | None) -> Documents:
@@ -213,7 +213,7 @@ def _read_lines(text: str, start: int, progress: Callable[[int], None] | None) -
 
 
 def _prefix(text: str) -> Callable[[int], str]:
-    return lambda i: f"{text}message {i}"
+    return lambda i: f"{text}message {i + 1}"
 
 
 def _is_container(value: Mapping[str, Any]) -> bool:
