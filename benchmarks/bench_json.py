@@ -60,7 +60,8 @@ def obvious_projection(text: str, budget: int) -> str:
         return text
     original = len(text.encode("utf-8"))
     marker = DEFAULT_WIRE_MARKER.format(
-        omitted=human_size(original), original=human_size(original), budget=human_size(budget)
+        omitted=human_size(original), original=human_size(original), budget=human_size(budget),
+        where="",
     )
     room = budget - wire_size(marker)
     head_budget = room // 5

@@ -28,6 +28,7 @@ from .core._errors import shown as _shown
 from .core._marker import Marker
 from .core._sizes import Limit, parse_limit
 from .core._store_limits import StoreLimits
+from .core._strategy import CutPolicy
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -48,6 +49,11 @@ class ToolPolicy:
     head_ratio: float = 0.2
     marker: Marker = field(default_factory=Marker)
     spill: bool = True
+
+    @property
+    def wire_cut(self) -> CutPolicy:
+        """This tool's strategy and head's share for the wire cut (which never snaps)."""
+        return CutPolicy(self.strategy, self.head_ratio, snap=None)
 
 
 @dataclass(frozen=True)

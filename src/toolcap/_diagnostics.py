@@ -44,7 +44,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .core._json import _measure as _text_size
+from .core._jsonsize import measure as _text_size
 
 __all__ = ["ENV_VAR", "STAGES", "BoundaryLog", "observe"]
 

@@ -16,8 +16,9 @@ from ._config import Config, ToolPolicy, load_config
 from ._diagnostics import observe
 from ._notice import Cap, emit_notice, failure_reason, logger, notice_line
 from .core._allocate import water_fill
-from .core._cut import cut, plan_parts
+from .core._cut import cut
 from .core._refs import MAX_REFERENCE_LENGTH, REFERENCE_LENGTH
+from .core._strategy import plan_parts
 from .core._utf8 import decode, is_valid, sanitize, utf8_size
 
 if TYPE_CHECKING:

@@ -88,10 +88,13 @@ def fit_wire(
     """
     parts: Sequence[str] = [texts] if isinstance(texts, str) else texts
 
+    wire_cut = policy.for_tool(tool).wire_cut  # the tool's strategy reaches the wire
+
     def project(marker: str = DEFAULT_WIRE_MARKER) -> list[str]:
         if isinstance(texts, str):
-            return [project_json_text(texts, budget, marker=marker)]
-        return project_json_blocks(texts, budget, overheads=overheads, marker=marker)
+            return [project_json_text(texts, budget, marker=marker, policy=wire_cut)]
+        return project_json_blocks(texts, budget, overheads=overheads, marker=marker,
+                                   policy=wire_cut)
 
     projected = project()
     collapsed = len(projected) != len(parts)

@@ -139,7 +139,7 @@ def test_the_marker_names_the_omitted_and_original_sizes_and_the_budget() -> Non
     head, marker, tail = decompose(text, out)
     omitted = len(text) - len(head) - len(tail)
     expected = DEFAULT_WIRE_MARKER.format(
-        omitted=human_size(omitted), original="3.1 MB", budget="64.0 KB"
+        omitted=human_size(omitted), original="3.1 MB", budget="64.0 KB", where=""
     )
     assert marker == expected
     assert len(marker.encode()) <= 200

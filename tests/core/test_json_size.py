@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolcap.core._json import _CHUNK, dumps, json_size
+from toolcap.core._jsonsize import dumps, json_size
+from toolcap.core._utf8 import CHUNK as _CHUNK
 
 DATA = Path(__file__).parent.parent / "data" / "json_sizes.json"
 

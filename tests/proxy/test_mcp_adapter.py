@@ -217,3 +217,19 @@ def test_a_wire_cut_of_an_already_cut_block_still_names_its_artifact() -> None:
     assert json_bytes(block["text"]) <= 16 * KB
     assert reference_of(original.encode()) in block["text"]
     assert bounded.artifacts == (reference_of(original.encode()),)
+
+
+def test_the_tools_strategy_reaches_the_wire_cut() -> None:
+    config = Config.from_mapping({"batch_ceiling": "unlimited", "tools": {
+        "*": {"size_threshold": "64KB", "strategy": "head"}}})
+    original = "".join(f"row {i:05d}\n" for i in range(3000))  # 30 KB: only the wire cuts
+    result = {"content": [{"type": "text", "text": original}]}
+    bounded = bound_call_tool_result_dict(
+        result, Policy(config, sink=MemoryStore(), notices=False), tool="t",
+        wire_budget=8 * KB)
+    (block,) = bounded.result["content"]
+    assert json_bytes(block["text"]) <= 8 * KB
+    assert block["text"].startswith("row 00000\n")
+    assert block["text"].endswith("wire limit; full text kept as "
+                                  f"{reference_of(original.encode())}]\n")  # a head, no tail
+

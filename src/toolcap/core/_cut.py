@@ -7,14 +7,20 @@ input, so a stream can keep just the slices and be cut the same way.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import AnyStr, Literal
+from typing import AnyStr
 
-from ._errors import ConfigError
 from ._marker import SHORT_MARKER, Marker
 from ._refs import REFERENCE_LENGTH
 from ._sizes import parse_limit
+from ._strategy import (
+    LINE_SNAP,
+    STRATEGIES,
+    Strategy,
+    check_head_ratio,
+    check_strategy,
+    split_content,
+)
 from ._utf8 import decode, head_boundary, sanitize, tail_boundary, utf8_size
 
 __all__ = [
@@ -28,16 +34,9 @@ __all__ = [
     "check_strategy",
     "cut",
     "plan_cut",
-    "plan_parts",
     "split_content",
 ]
 
-Strategy = Literal["head", "tail", "head_tail"]
-STRATEGIES: tuple[Strategy, ...] = ("head", "tail", "head_tail")
-
-# Snapping moves a cut back to a line break at most this far (and at most a quarter
-# of the part), so a long line is never traded for a much shorter text.
-_SNAP_WINDOW = 1024
 _DEFAULT_MARKER = Marker()
 
 
@@ -98,44 +97,6 @@ def plan_cut(
         return CutPlan(0, 0, marker, strategy)
     head, tail = split_content(content, strategy, head_ratio)
     return CutPlan(head, tail, marker, strategy)
-
-
-def split_content(content: int, strategy: Strategy, head_ratio: float) -> tuple[int, int]:
-    """How a strategy shares a content budget: (head, tail), in the budget's unit.
-
-    The one place a strategy says what it keeps: every cut (text, stream, JSON
-    on the wire, parts collapsed under one marker, a stored partial) asks it.
-    """
-    if strategy == "head":
-        return content, 0
-    if strategy == "tail":
-        return 0, content
-    head = int(content * head_ratio)
-    return head, content - head
-
-
-def plan_parts(
-    sizes: Sequence[int], room: int, strategy: Strategy, head_ratio: float
-) -> tuple[int, int, int]:
-    """Which parts of a text in parts stay whole when the rest collapses into one.
-
-    ``sizes`` are the parts' bytes; each kept part also costs the line break
-    that joins it to the next. ``room`` (what the kept parts may take) is shared
-    as :func:`split_content` shares a cut's budget: parts from the start fit the
-    head's share, parts from the end the tail's. Returns ``(first, last,
-    kept)``: parts ``[first, last)`` (at least one) collapse, the others, of
-    ``kept`` bytes with their line breaks, stay whole.
-    """
-    head_room, tail_room = split_content(max(0, room), strategy, head_ratio)
-    first = head_kept = 0
-    while first < len(sizes) - 1 and head_kept + sizes[first] + 1 <= head_room:
-        head_kept += sizes[first] + 1
-        first += 1
-    last, tail_kept = len(sizes), 0
-    while last - 1 > first and tail_kept + sizes[last - 1] + 1 <= tail_room:
-        tail_kept += sizes[last - 1] + 1
-        last -= 1
-    return first, last, head_kept + tail_kept
 
 
 def assemble(
@@ -253,36 +214,11 @@ def _snap(head: AnyStr, head_end: int, tail: AnyStr, tail_start: int) -> tuple[i
     """Move the head's end back, and the tail's start forward, to a nearby line break.
 
     Works on positions in the input (``str`` or ``bytes``), so nothing is copied.
+    The head ends before its line break: the line break that joins it to the
+    marker stands for it.
     """
-    newline = "\n" if isinstance(head, str) else b"\n"
-    if head_end:
-        at = head.rfind(newline, head_end - min(_SNAP_WINDOW, head_end // 4), head_end)
-        if at >= 0:
-            head_end = at
-    kept_tail = len(tail) - tail_start
-    if kept_tail:
-        window_end = tail_start + min(_SNAP_WINDOW, kept_tail // 4)
-        at = tail.find(newline, tail_start, window_end)
-        if at >= 0:
-            tail_start = at + 1
-    return head_end, tail_start
-
-
-def check_strategy(strategy: str, *, key: str | None = None, file: str | None = None) -> Strategy:
-    """Return ``strategy`` if it is one of :data:`STRATEGIES`, else raise ConfigError."""
-    if strategy not in STRATEGIES:
-        raise ConfigError(
-            f"unknown strategy {strategy!r} (use head, tail or head_tail)", key=key, file=file
-        )
-    return strategy
-
-
-def check_head_ratio(ratio: object, *, key: str | None = None, file: str | None = None) -> float:
-    """Return ``ratio`` if it is a number strictly between 0 and 1, else raise ConfigError."""
-    if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0 < ratio < 1:
-        raise ConfigError(f"head_ratio must be between 0 and 1 (exclusive), got {ratio!r}",
-                          key=key, file=file)
-    return float(ratio)
+    at = LINE_SNAP.head_break(head, head_end)
+    return (head_end if at < 0 else at), LINE_SNAP.tail_start(tail, tail_start)
 
 
 def cut(

@@ -11,8 +11,15 @@ from dataclasses import InitVar, dataclass, fields
 
 from ._errors import ConfigError, shown
 from ._sizes import MIN_LIMIT, UNLIMITED, Limit, parse_limit
+from ._strategy import CutPolicy, Snap
 
-__all__ = ["StoreLimits"]
+__all__ = ["PARTIAL_CUT", "PARTIAL_SNAP", "StoreLimits"]
+
+#: How an artifact over the largest size is cut, by the one cut engine: half head,
+#: half tail (the model reads either end back), each end moved to a line break
+#: within 4 KB whatever the size (a stored part is large: a quarter would be far).
+PARTIAL_SNAP = Snap(window=4096)
+PARTIAL_CUT = CutPolicy("head_tail", 0.5, PARTIAL_SNAP)
 
 _KB = 1024
 _MB = 1024 * _KB
@@ -70,8 +77,7 @@ class StoreLimits:
     def split(self) -> tuple[int, int]:
         """Head and tail budgets of an artifact over ``max_artifact_size``."""
         assert self.max_artifact_size is not None
-        head = self.max_artifact_size // 2
-        return head, self.max_artifact_size - head
+        return PARTIAL_CUT.split(self.max_artifact_size)
 
 
 def _size(value: object, key: str, minimum: int) -> Limit:

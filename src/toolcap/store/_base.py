@@ -87,7 +87,7 @@ class ArtifactStore(StoreBackend):
             head_budget, tail_budget = self.limits.split()
             head = snap_head(raw, head_budget)
             tail = raw[len(raw) - tail_budget :]
-            stored = raw[:head] + tail[snap_tail(tail[:SNAP_WINDOW]) :]
+            stored = raw[:head] + tail[snap_tail(tail[:SNAP_WINDOW], len(tail)) :]
         newlines = newline_counter(raw)
 
         def make_info() -> ArtifactInfo:

@@ -1,28 +1,33 @@
 """The eviction grace period and the head/tail cut of big artifacts.
 
-The limits themselves are :class:`toolcap.StoreLimits` (``core/_store_limits.py``).
+The limits themselves are :class:`toolcap.StoreLimits` (``core/_store_limits.py``),
+which also holds :data:`PARTIAL_CUT`, the cut engine's policy for stored partials.
 """
 
 from __future__ import annotations
 
-__all__ = ["GRACE_SECONDS", "SNAP_WINDOW", "snap_head", "snap_tail"]
+from toolcap.core._store_limits import PARTIAL_CUT, PARTIAL_SNAP
+
+__all__ = ["GRACE_SECONDS", "PARTIAL_CUT", "SNAP_WINDOW", "snap_head", "snap_tail"]
 
 #: Nothing read or written more recently than this is ever evicted.
 GRACE_SECONDS = 3600.0
 #: How far back (head) or forward (tail) a cut may move to land on a line break.
-SNAP_WINDOW = 4096
+SNAP_WINDOW = PARTIAL_SNAP.window
 
 
 def snap_head(data: bytes, end: int) -> int:
-    """Where to end a head of ``data[:end]``: after a line break if one is near ``end``."""
-    cut = data.rfind(b"\n", max(0, end - SNAP_WINDOW), end)
-    return end if cut < 0 else cut + 1
+    """Where to end a head of ``data[:end]``: after a line break if one is near ``end``.
+
+    The stored head keeps the line break (head and tail are stored joined by nothing).
+    """
+    at = PARTIAL_SNAP.head_break(data, end)
+    return end if at < 0 else at + 1
 
 
-def snap_tail(window: bytes) -> int:
-    """How many leading bytes of a tail to drop so that it starts on a whole line.
+def snap_tail(window: bytes, size: int) -> int:
+    """How many leading bytes of a tail of ``size`` bytes to drop to start on a whole line.
 
     ``window`` is the tail's first :data:`SNAP_WINDOW` bytes (or all of it).
     """
-    cut = window.find(b"\n", 0, SNAP_WINDOW)
-    return 0 if cut < 0 or cut + 1 >= len(window) else cut + 1
+    return PARTIAL_SNAP.tail_start(window, 0, size)

@@ -186,7 +186,7 @@ is called with the id, the spool and the record, and publishes them.
         if len(first) < SNAP_WINDOW:
             ring.seek(0)
             first += ring.read(SNAP_WINDOW - len(first))
-        skip = snap_tail(first)
+        skip = snap_tail(first, size)
         for lo, hi in pieces:
             pos = lo
             while pos < hi:
