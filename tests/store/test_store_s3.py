@@ -244,3 +244,23 @@ def test_a_damaged_s3_artifact_is_reported_by_reads_and_verify_and_healed_by_a_p
     assert store.read_bytes(intact) == b"an intact artifact\n"
     assert store.put(data) == ref
     assert store.read_bytes(ref) == data
+
+
+def test_the_last_lines_of_a_big_s3_artifact_cross_the_wire_alone(
+    s3: dict[str, str], url: str, monkeypatch: pytest.MonkeyPatch, toolcap: Any
+) -> None:
+    store = s3_store(s3, url, monkeypatch)
+    text = text_of(16 * 1024 * 1024).encode()  # 16 MB: 16 line marks
+    ref = store.put(text)
+    total = store.stat(ref).lines
+    proxy = CountingProxy((s3["host"], int(s3["port"])))
+    try:
+        reader_env = env_with(AWS_ENDPOINT_URL=proxy.url)
+        lines = toolcap("artifacts", "cat", ref, "--lines", f"{total - 19}:", "--artifacts", url,
+                        env=reader_env)
+        assert lines.returncode == 0, lines.stderr.decode()
+        assert lines.stdout == b"".join(text.splitlines(keepends=True)[-20:])
+        # The record and at most two index steps of ranges, not the 16 MB.
+        assert proxy.served < 3 * 1024 * 1024 < len(text) // 5
+    finally:
+        proxy.close()

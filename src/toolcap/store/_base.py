@@ -23,6 +23,7 @@ from toolcap.core._store_limits import StoreLimits
 from toolcap.store._backend import Clock, StoreBackend, store_errors
 from toolcap.store._gc import evict
 from toolcap.store._limits import GRACE_SECONDS, SNAP_WINDOW, snap_head, snap_tail
+from toolcap.store._lineindex import start_for_line
 from toolcap.store._records import (
     ArtifactInfo,
     ArtifactNotFoundError,
@@ -31,7 +32,7 @@ from toolcap.store._records import (
 )
 from toolcap.store._regex import compile_pattern
 from toolcap.store._search import OVERLAP, line_segments, search, split_lines
-from toolcap.store._writer import ArtifactWriter, as_bytes, newline_counter
+from toolcap.store._writer import ArtifactWriter, as_bytes, line_counter
 
 __all__ = ["ArtifactStore", "Clock"]
 
@@ -88,21 +89,23 @@ class ArtifactStore(StoreBackend):
             head = snap_head(raw, head_budget)
             tail = raw[len(raw) - tail_budget :]
             stored = raw[:head] + tail[snap_tail(tail[:SNAP_WINDOW], len(tail)) :]
-        newlines = newline_counter(raw)
+        counted = line_counter(raw, stored)
 
         def make_info() -> ArtifactInfo:
+            newlines, marks = counted()
             return ArtifactInfo(
                 ref=format_ref(digest),
                 sha256=digest,
                 bytes=len(stored),
                 original_bytes=len(raw),
-                lines=newlines() + (1 if raw and not raw.endswith(b"\n") else 0),
+                lines=newlines + (1 if raw and not raw.endswith(b"\n") else 0),
                 created=now,
                 last_read=now,
                 tool=tool,
                 partial=head is not None,
                 head_bytes=head,
                 stored_sha256=None if head is None else hashlib.sha256(stored).hexdigest(),
+                line_marks=marks,
             )
 
         self.publish_bytes(ident, stored, make_info)
@@ -298,16 +301,16 @@ class ArtifactStore(StoreBackend):
         """Stored bytes ``[offset, offset+length)``; shorter (or empty) past the end."""
         return b"".join(self.iter_bytes(ref, offset, length))
 
-    def _iter_lines(self, ident: str, info: ArtifactInfo) -> Iterator[tuple[int, bytes]]:
-        return split_lines(self._chunks(ident, 0, None, CHUNK, expect=_stored_hash(info)))
-
     def read_lines(
         self, ref: str, start: int = 1, end: int | None = None
     ) -> list[str]:
         """Lines ``start`` to ``end`` inclusive (1-based), without their ``\\n``.
 
         Bytes that are not UTF-8 are shown as U+FFFD. Lines past the end are
-        simply absent.
+        simply absent. The read starts at the artifact's line mark nearest
+        before ``start`` (see :mod:`toolcap.store._lineindex`), so its cost
+        depends on what is read, not on where; an artifact stored without
+        marks is scanned from its start.
         """
         if start < 1 or (end is not None and end < 1):
             raise StoreError("line numbers start at 1")
@@ -315,7 +318,11 @@ class ArtifactStore(StoreBackend):
         out: list[str] = []
         if end is not None and end < start:
             return out
-        for number, line in self._iter_lines(ident, info):
+        offset, before = start_for_line(info.line_marks, start)
+        # From the start the whole is read, and so its hash checked on the way.
+        expect = _stored_hash(info) if offset == 0 else None
+        for number, line in split_lines(self._chunks(ident, offset, None, CHUNK, expect=expect)):
+            number += before
             if end is not None and number > end:
                 break
             if number >= start:

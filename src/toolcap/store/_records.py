@@ -6,11 +6,12 @@ The reference format itself (making, shortening and parsing references) is in
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from toolcap.core._errors import StoreError
 from toolcap.core._refs import PREFIX, parse_ref
+from toolcap.store._lineindex import Marks, parse_marks
 
 __all__ = [
     "ArtifactInfo",
@@ -37,7 +38,9 @@ class ArtifactInfo:
     Times are seconds since the epoch. ``location`` is the plain file path (local
     store) or URL (fsspec store) of the stored bytes. ``stored_sha256`` is the
     SHA-256 of the stored bytes of a partial artifact (a complete one's is
-    ``sha256``), so that a whole read can check them.
+    ``sha256``), so that a whole read can check them. ``line_marks`` is the
+    sparse line index of the stored bytes (see :mod:`toolcap.store._lineindex`):
+    persisted, but not part of :meth:`to_dict`.
     """
 
     ref: str
@@ -52,6 +55,7 @@ class ArtifactInfo:
     head_bytes: int | None = None
     location: str | None = None
     stored_sha256: str | None = None
+    line_marks: Marks = field(default=(), repr=False, compare=False)
 
     @property
     def id(self) -> str:
@@ -59,8 +63,10 @@ class ArtifactInfo:
         return self.ref[len(PREFIX) :]
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict of every field."""
-        return asdict(self)
+        """A JSON-ready dict of every field but the line index."""
+        data = asdict(self)
+        del data["line_marks"]
+        return data
 
     def record(self) -> dict[str, Any]:
         """The persisted form: every field except the derived location."""
@@ -68,6 +74,10 @@ class ArtifactInfo:
         del data["location"]
         if data["stored_sha256"] is None:
             del data["stored_sha256"]  # complete artifacts: their records stay as they were
+        if self.line_marks:
+            data["line_marks"] = [list(mark) for mark in self.line_marks]
+        else:
+            del data["line_marks"]  # small artifacts need none
         return data
 
     @classmethod
@@ -90,6 +100,7 @@ class ArtifactInfo:
                     None if data.get("stored_sha256") is None else str(data["stored_sha256"])
                 ),
             )
+            info = replace(info, line_marks=parse_marks(data.get("line_marks"), info.bytes))
         except (KeyError, TypeError, ValueError) as exc:
             raise StoreError(f"damaged artifact metadata ({exc.__class__.__name__})") from None
         parse_ref(info.ref)

@@ -23,9 +23,10 @@ from toolcap.core._refs import ID_LENGTH, format_ref
 from toolcap.core._utf8 import sanitize
 from toolcap.store._backend import StoreBackend, store_errors
 from toolcap.store._limits import SNAP_WINDOW, snap_head, snap_tail
+from toolcap.store._lineindex import LineMarks, Marks
 from toolcap.store._records import ArtifactInfo
 
-__all__ = ["ArtifactWriter", "as_bytes", "newline_counter"]
+__all__ = ["ArtifactWriter", "as_bytes", "line_counter"]
 
 _COPY = 1 << 20
 PARALLEL_MIN = 1 << 18  # below this a thread costs more than it saves
@@ -39,27 +40,31 @@ def as_bytes(data: bytes | bytearray | memoryview | str) -> bytes:
     return bytes(data)
 
 
-def newline_counter(raw: bytes) -> Callable[[], int]:
-    """Start counting the line breaks of ``raw``; the returned callable waits for the count.
+def line_counter(raw: bytes, stored: bytes) -> Callable[[], tuple[int, Marks]]:
+    """Start counting the line breaks of ``raw`` and marking the lines of ``stored``.
 
+    ``stored`` is ``raw`` itself, or its head and tail when the original is cut.
+    The returned callable waits for ``(line breaks of raw, line marks of stored)``.
     A big count runs in a thread so that it overlaps the write of the same bytes
     (file writes release the GIL). Nothing is counted for content already stored.
     """
+
+    def count() -> tuple[int, Marks]:
+        # In slices (LineMarks.feed counts a mark's span at a time), so that the
+        # GIL changes hands and the writer gets into its (GIL-free) system call.
+        marks = LineMarks()
+        marks.feed(stored)
+        newlines = marks.newlines if stored is raw else raw.count(b"\n")
+        return newlines, marks.marks()
+
     if len(raw) < PARALLEL_MIN:
-        count = raw.count(b"\n")
-        return lambda: count
-    result: list[int] = []
-
-    def run() -> None:
-        # In slices, so that the GIL changes hands between them and the writer
-        # gets into its (GIL-free) system call while the count goes on.
-        step = _COPY
-        result.append(sum(raw.count(b"\n", i, i + step) for i in range(0, len(raw), step)))
-
-    worker = threading.Thread(target=run, daemon=True)
+        counted = count()
+        return lambda: counted
+    result: list[tuple[int, Marks]] = []
+    worker = threading.Thread(target=lambda: result.append(count()), daemon=True)
     worker.start()
 
-    def wait() -> int:
+    def wait() -> tuple[int, Marks]:
         worker.join()
         return result[0]
 
@@ -88,7 +93,7 @@ is called with the id, the spool and the record, and publishes them.
         self._limit = store.limits.max_artifact_size
         self._hash = hashlib.sha256()
         self._total = 0
-        self._newlines = 0
+        self._lines = LineMarks()  # counts line breaks; marks them while nothing is cut
         self._last = b""
         self._ring: IO[bytes] | None = None
         self._ring_count = 0  # bytes ever written into the ring
@@ -112,7 +117,7 @@ is called with the id, the spool and the record, and publishes them.
         view = memoryview(data)
         self._hash.update(data)
         self._total += len(data)
-        self._newlines += data.count(b"\n")
+        self._lines.feed(data)
         self._last = data[-1:]
         try:
             with store_errors(self._store.location):
@@ -212,7 +217,10 @@ is called with the id, the spool and the record, and publishes them.
                 head = self._assemble()
                 self._spool.flush()
                 stored = self._spool.seek(0, 2)
-                stored_sha256 = None if head is None else _hash_file(self._spool)
+                if head is None:
+                    stored_sha256, marks = None, self._lines.marks()
+                else:
+                    stored_sha256, marks = _hash_file(self._spool)
         except StoreError:
             self.abort()
             raise
@@ -223,13 +231,14 @@ is called with the id, the spool and the record, and publishes them.
             sha256=digest,
             bytes=stored,
             original_bytes=self._total,
-            lines=self._newlines + (1 if self._total and self._last != b"\n" else 0),
+            lines=self._lines.newlines + (1 if self._total and self._last != b"\n" else 0),
             created=now,
             last_read=now,
             tool=self._tool,
             partial=head is not None,
             head_bytes=head,
             stored_sha256=stored_sha256,
+            line_marks=marks,
         )
         try:
             self._publish(digest[:ID_LENGTH], self._spool, info)
@@ -266,10 +275,12 @@ is called with the id, the spool and the record, and publishes them.
 
 
 
-def _hash_file(spool: IO[bytes]) -> str:
-    """The SHA-256 of a spool's bytes (a partial artifact's stored bytes, read back once)."""
+def _hash_file(spool: IO[bytes]) -> tuple[str, Marks]:
+    """The SHA-256 and line marks of a spool's bytes (a partial artifact's, read back once)."""
     digest = hashlib.sha256()
+    marks = LineMarks()
     spool.seek(0)
     while block := spool.read(_COPY):
         digest.update(block)
-    return digest.hexdigest()
+        marks.feed(block)
+    return digest.hexdigest(), marks.marks()

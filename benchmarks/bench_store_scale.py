@@ -1,0 +1,162 @@
+"""The store at scale: big artifacts read by line, puts into a full store, S3.
+
+    python benchmarks/bench_store_scale.py [--dir DIR] [--quick] [--only lines,puts]
+
+Rows of issue 14 (items 4 to 6), each with its goal beside it:
+
+- lines: the last 20 lines of a 1 GB artifact read by line vs the whole artifact
+  read (local directory, and S3 on a moto server on loopback, by range requests).
+  Goal: at least 100x cheaper.
+- puts: the mean latency of a put (fsync off, default limits, so the total-size
+  check runs) into a store holding 10,000 artifacts vs one holding 10.
+  Goal: within 1.5x.
+
+It uses only public API, so the same script measures an older checkout
+(``PYTHONPATH=old/src python benchmarks/bench_store_scale.py``) for "before".
+Timings are the best of several runs, in the same process, one after the other.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shutil
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from toolcap.store import ArtifactStore, LocalStore, StoreLimits
+
+MB = 1 << 20
+UNLIMITED = StoreLimits(max_artifact_size=None, max_total_size=None)
+Row = tuple[str, str, str]  # case, measured, goal
+
+
+def best(runs: int, action: Callable[[], object]) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def lines_of(size: int) -> bytes:
+    """``size`` bytes of numbered lines of varied length (a block repeated)."""
+    block = b"".join(b"%09d " % n + b"tool output " * (n % 7) + b"\n" for n in range(20_000))
+    whole = block * (size // len(block) + 1)
+    return whole[:size]
+
+
+def last_lines_row(store: ArtifactStore, size: int, where: str, runs: int) -> Row:
+    ref = store.put(lines_of(size))
+    total = store.stat(ref).lines
+
+    def whole() -> None:
+        for _ in store.iter_bytes(ref):
+            pass
+
+    by_line = best(runs, lambda: store.read_lines(ref, total - 19, total))
+    read_all = best(max(1, runs // 3), whole)
+    return (f"20 last lines of a {size // MB} MB artifact ({where}) vs a whole read",
+            f"{by_line * 1e3:.1f} ms vs {read_all * 1e3:.0f} ms: "
+            f"{read_all / by_line:,.0f}x cheaper",
+            ">= 100x cheaper")
+
+
+def bench_lines(work: Path, size: int, s3_size: int, runs: int) -> list[Row]:
+    rows = [last_lines_row(LocalStore(work / "lines", fsync=False, limits=UNLIMITED), size,
+                           "local", runs)]
+    with moto_s3() as endpoint:
+        store = s3_store(endpoint, UNLIMITED)
+        rows.append(last_lines_row(store, s3_size, "S3, moto", runs))
+    return rows
+
+
+def put_latency(root: Path, count: int, probes: int) -> float:
+    """Mean seconds of a 1 KB put (default limits) into a store of ``count`` artifacts."""
+    filler = LocalStore(root, fsync=False, limits=UNLIMITED)
+    for n in range(count):
+        filler.put(b"%09d filler\n" % n)
+    store = LocalStore(root, fsync=False)  # default limits: the total is checked on each put
+    payloads = [b"%09d probe " % n + os.urandom(1000) for n in range(probes + 5)]
+    for payload in payloads[:5]:  # the process's first puts: directories, journal
+        store.put(payload)
+    start = time.perf_counter()
+    for payload in payloads[5:]:
+        store.put(payload)
+    return (time.perf_counter() - start) / probes
+
+
+def bench_puts(work: Path, sizes: tuple[int, int], probes: int, runs: int) -> list[Row]:
+    small, large = (
+        min(put_latency(work / f"puts-{count}-{run}", count, probes) for run in range(runs))
+        for count in sizes
+    )
+    return [(f"put (fsync off) into {sizes[1]:,} artifacts vs into {sizes[0]:,}",
+             f"{large * 1e3:.2f} ms vs {small * 1e3:.2f} ms: {large / small:.2f}x",
+             "<= 1.5x")]
+
+
+# ------------------------------------------------------------------ S3 (moto)
+@contextlib.contextmanager
+def moto_s3() -> Iterator[str]:
+    """A moto S3 server on loopback with bucket ``bench``; yields its endpoint."""
+    import logging
+
+    import boto3  # type: ignore[import-untyped]
+    from moto.server import ThreadedMotoServer  # type: ignore[import-untyped]
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    endpoint = f"http://{host}:{port}"
+    for key, value in {"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench",
+                       "AWS_DEFAULT_REGION": "eu-west-1", "AWS_ENDPOINT_URL": endpoint}.items():
+        os.environ[key] = value
+    boto3.client("s3").create_bucket(
+        Bucket="bench", CreateBucketConfiguration={"LocationConstraint": "eu-west-1"})
+    try:
+        yield endpoint
+    finally:
+        server.stop()
+
+
+def s3_store(endpoint: str, limits: StoreLimits) -> ArtifactStore:
+    from toolcap.store import FsspecStore
+
+    return FsspecStore(f"s3://bench/{uuid.uuid4().hex}", limits=limits,
+                       storage_options={"endpoint_url": endpoint})
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dir", help="where to write (default: the system temp dir)")
+    parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer runs")
+    parser.add_argument("--only", default="lines,puts", help="comma-separated sections")
+    args = parser.parse_args()
+    only = set(args.only.split(","))
+    quick = args.quick
+    work = Path(tempfile.mkdtemp(prefix="toolcap-bench-", dir=args.dir))
+    rows: list[Row] = []
+    try:
+        if "lines" in only:
+            size = 100 * MB if quick else 1024 * MB
+            rows += bench_lines(work, size, 64 * MB if quick else 1024 * MB, 3 if quick else 5)
+        if "puts" in only:
+            rows += bench_puts(work, (10, 2_000 if quick else 10_000), 200, 2 if quick else 3)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    width = max(len(case) for case, _, _ in rows)
+    size = max(len(measured) for _, measured, _ in rows)
+    print(f"{'case':<{width}}  {'measured':<{size}}  goal")
+    for case, measured, goal in rows:
+        print(f"{case:<{width}}  {measured:<{size}}  {goal}")
+
+
+if __name__ == "__main__":
+    main()
