@@ -228,3 +228,22 @@ def test_the_status_line_fits_its_reserve_however_often_ctrl_c_was_pressed() -> 
     assert line == ("[interrupted (SIGINT, SIGTERM forwarded); killed by signal SIGKILL (9); "
                     "exit status 137]")
     assert len(line.encode()) + 1 <= STATUS_RESERVE
+
+
+@pytest.mark.parametrize("first", [None, signal.SIGTERM], ids=["sigkill", "sigterm-then-sigkill"])
+def test_no_process_of_the_command_outlives_a_killed_toolcap(
+    toolcap: Toolcap, tmp_path: Path, first: int | None
+) -> None:
+    # A wrapper shell that ignores SIGTERM, with a child that ignores it too (inherited).
+    ready = tmp_path / "ready"
+    os.mkfifo(ready)
+    body = f"trap '' TERM; sleep 600 & echo $$ $! > {ready}; wait"
+    process = toolcap.popen(["run", "--", "sh", "-c", body], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    with open(ready) as fifo:  # blocks until both are running
+        pids = [int(p) for p in fifo.read().split()]
+    if first is not None:
+        process.send_signal(first)  # passed on to the group, which ignores it
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=30)
+    assert wait_dead(pids, seconds=60) == []

@@ -192,3 +192,33 @@ def test_conflicting_options_are_a_one_line_usage_error(
     assert done.returncode == 2
     lines = done.stderr.decode().strip().splitlines()
     assert len(lines) == 1 and message in lines[0]
+
+
+def stubborn_wrapper(pids: Path, *server: str) -> list[str]:
+    """A wrapper shell that ignores SIGTERM and stdin closing: it starts a background
+    child (which ignores SIGTERM too), records both pids, runs the server, then waits."""
+    body = (f"trap '' TERM; sleep 600 & echo $$ $! > {pids}.tmp; mv {pids}.tmp {pids}; "
+            f"{' '.join(server)}; wait")
+    return ["sh", "-c", body]
+
+
+def wrapped_pids(pids: Path) -> list[int]:
+    return [int(p) for p in pids.read_text().split()]
+
+
+@pytest.mark.parametrize("how", ["client-goes", "sigterm", "sigkill"])
+def test_no_process_of_a_wrapped_upstream_outlives_the_proxy(
+    env: dict[str, str], tmp_path: Path, how: str
+) -> None:
+    pids = tmp_path / "pids"
+    raw = RawProxy(proxy_argv("--", *stubborn_wrapper(pids, sys.executable, str(BIGSERVER))), env)
+    raw.initialize()
+    server = upstream_pid(raw)
+    wrapper, background = wrapped_pids(pids)  # written before the server started
+    if how == "client-goes":
+        raw.close_stdin()
+    else:
+        raw.proc.send_signal(signal.SIGTERM if how == "sigterm" else signal.SIGKILL)
+    raw.proc.wait(timeout=60)
+    for pid in (server, wrapper, background):
+        assert wait_pid_gone(pid, timeout=60), f"{pid} outlived the proxy ({how})"

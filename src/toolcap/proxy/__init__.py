@@ -21,9 +21,13 @@ from .._finalize import Policy
 from ._contracts import Upstream, print_error
 from ._hooks import ProxyHooks
 from ._relay import Relay
+from ._stderr import StderrPump
 from ._upstream import StdioUpstream, UpstreamStartError
 
 __all__ = ["run_proxy"]
+
+#: At exit, how long stderr may take to accept the last lines before they are dropped.
+_STDERR_DRAIN_SECONDS = 5.0
 
 
 def run_proxy(
@@ -47,13 +51,33 @@ def run_proxy(
     hooks = ProxyHooks(
         policy, read_artifact_name=read_artifact_name, wire_budget=config.wire_budget
     )
+    # Every write to stderr goes through one thread that copes with a
+    # non-blocking descriptor; the upstream's stderr is relayed through it too.
+    pump = StderrPump(2)
+    saved = sys.stdout, sys.stderr
+    sys.stderr = pump.text_stream()
+    try:
+        return _serve(command, hooks, url, headers, pump)
+    finally:
+        sys.stderr.flush()
+        pump.close(_STDERR_DRAIN_SECONDS)
+        sys.stdout, sys.stderr = saved
+
+
+def _serve(
+    command: Sequence[str] | None,
+    hooks: ProxyHooks,
+    url: str | None,
+    headers: dict[str, str] | None,
+    pump: StderrPump,
+) -> int:
     upstream: Upstream
     if url is not None:
         from ._http import HttpUpstream
 
         upstream = HttpUpstream(url, headers or {})
     else:
-        stdio = StdioUpstream(list(command or ()))
+        stdio = StdioUpstream(list(command or ()), stderr=pump)
         try:
             stdio.start()
         except UpstreamStartError as error:
@@ -64,6 +88,7 @@ def run_proxy(
     # prints to stdout (a library, a warning) goes to stderr instead.
     wire_out = os.dup(1)
     os.dup2(2, 1)
+    sys.stdout = sys.stderr
     relay = Relay(upstream, hooks, stdin_fd=0, stdout_fd=wire_out)
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -77,5 +102,4 @@ def run_proxy(
             signal.signal(sig, handler)
     if relay.exit_message:
         print_error(relay.exit_message)
-    sys.stderr.flush()
     return code

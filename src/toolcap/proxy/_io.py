@@ -6,16 +6,18 @@ the previous search stopped, and a line is joined once from its pieces, so the
 cost of a line is proportional to its length, whatever the chunk sizes.
 Raw ``os.read``/``os.write`` keep the reader threads free of the locks of
 buffered file objects, which a thread still blocked in a read at interpreter
-shutdown would otherwise hold.
+shutdown would otherwise hold. A descriptor another process made non-blocking
+(Node.js does that to what it inherits) is waited on, never taken for closed.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import select
 import threading
 
-__all__ = ["FdWriter", "LineReader", "WriterClosed"]
+__all__ = ["FdWriter", "LineReader", "WriterClosed", "wait_ready", "write_all"]
 
 _CHUNK = 1 << 18
 
@@ -44,10 +46,7 @@ class LineReader:
                 return pieces[0] if len(pieces) == 1 else b"".join(pieces)
             if self._pos < len(self._buf):
                 pieces.append(self._buf[self._pos :])
-            try:
-                self._buf = os.read(self._fd, self._chunk_size)
-            except OSError:
-                self._buf = b""
+            self._buf = read_some(self._fd, self._chunk_size)
             self._pos = 0
             if not self._buf:
                 return b"".join(pieces) if pieces else None
@@ -87,7 +86,11 @@ class FdWriter:
 
     def _write_all(self, view: memoryview) -> None:
         while view:
-            written = os.write(self._fd, view)
+            try:
+                written = os.write(self._fd, view)
+            except BlockingIOError:
+                wait_ready(self._fd, write=True)
+                continue
             view = view[written:]
 
     def close(self) -> None:
@@ -97,3 +100,40 @@ class FdWriter:
                 self.closed = True
                 with contextlib.suppress(OSError):
                     os.close(self._fd)
+
+
+def wait_ready(fd: int, *, write: bool) -> None:
+    """Wait until ``fd`` can be written (or read) without blocking (or has failed)."""
+    with contextlib.suppress(OSError, ValueError):
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT if write else select.POLLIN)
+        poller.poll()
+
+
+def read_some(fd: int, size: int) -> bytes:
+    """Up to ``size`` bytes from ``fd``, waiting if it is non-blocking; ``b""`` at its end."""
+    while True:
+        try:
+            return os.read(fd, size)
+        except BlockingIOError:
+            wait_ready(fd, write=False)
+        except OSError:
+            return b""
+
+
+def write_all(fd: int, data: bytes) -> bool:
+    """Write all of ``data``, waiting whenever ``fd`` is non-blocking and full.
+
+    False if the descriptor is gone (its reader closed it, or it was closed).
+    """
+    view = memoryview(data)
+    while view:
+        try:
+            written = os.write(fd, view)
+        except BlockingIOError:
+            wait_ready(fd, write=True)
+            continue
+        except OSError:
+            return False
+        view = view[written:]
+    return True

@@ -1,22 +1,24 @@
 """The upstream MCP server: a subprocess spoken to over stdio.
 
-Its stderr is inherited, so whatever it logs appears on the proxy's stderr.
-It stays in the proxy's process group (a client that stops the proxy's group
-stops it too) and, on Linux, is sent SIGTERM if the proxy dies without a
-chance to clean up, so it is never orphaned.
+Its stderr is a pipe of its own, relayed line by line to the proxy's stderr
+(:mod:`toolcap.proxy._stderr`): a server that makes its stderr non-blocking
+(Node.js does) cannot make the proxy's writes fail. It runs in a process group
+of its own, and stopping it ends that whole group, so a wrapper (``sh -c``,
+``npx``, ``uvx``) cannot leave the server or anything else behind; if the proxy
+dies without a chance to clean up, the group is ended too (:mod:`toolcap._children`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import subprocess
-import sys
 import threading
 from collections.abc import Callable, Sequence
 
+from .._children import GroupGuard, child_setup, end_group
 from ._io import FdWriter, LineReader
+from ._stderr import StderrPump
 
 __all__ = ["StdioUpstream", "UpstreamStartError"]
 
@@ -33,18 +35,6 @@ class UpstreamStartError(Exception):
         self.exit_code = exit_code
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child
-    """Ask Linux to SIGTERM this child when the proxy thread that spawned it dies."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
-    except Exception:
-        pass
-
-
 class StdioUpstream:
     """An upstream server process with newline-delimited JSON on its stdin/stdout."""
 
@@ -54,6 +44,7 @@ class StdioUpstream:
         *,
         env: dict[str, str] | None = None,
         cwd: str | None = None,
+        stderr: StderrPump | None = None,
     ) -> None:
         if not argv:
             raise UpstreamStartError("toolcap proxy: no upstream command given after --", 2)
@@ -65,6 +56,8 @@ class StdioUpstream:
         self._reader_done = threading.Event()
         self._closed_once = threading.Lock()
         self._closed_called = False
+        self._stderr = stderr
+        self._guard: GroupGuard | None = None
 
     @property
     def pid(self) -> int | None:
@@ -88,31 +81,35 @@ class StdioUpstream:
     def start(self) -> None:
         """Spawn the process. Raises UpstreamStartError with a one-line message."""
         name = self.argv[0]
+        guard = GroupGuard()
         try:
             self._proc = subprocess.Popen(
                 self.argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                stderr=None,
+                stderr=None if self._stderr is None else subprocess.PIPE,
                 bufsize=0,
                 env=self._env,
                 cwd=self._cwd,
                 close_fds=True,
-                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+                preexec_fn=child_setup(own_group=True),
             )
-        except FileNotFoundError:
-            raise UpstreamStartError(
-                f"toolcap proxy: cannot start the upstream server: command not found: {name}", 127
-            ) from None
-        except PermissionError:
-            raise UpstreamStartError(
-                f"toolcap proxy: cannot start the upstream server: permission denied: {name}", 126
-            ) from None
         except OSError as exc:
+            guard.disarm()
+            if isinstance(exc, FileNotFoundError):
+                why, code = f": command not found: {name}", 127
+            elif isinstance(exc, PermissionError):
+                why, code = f": permission denied: {name}", 126
+            else:
+                why, code = f" {name}: {exc.strerror or exc}", 126
             raise UpstreamStartError(
-                f"toolcap proxy: cannot start the upstream server {name}: {exc.strerror or exc}",
-                126,
+                f"toolcap proxy: cannot start the upstream server{why}", code
             ) from None
+        guard.arm(self._proc.pid)
+        self._guard = guard
+        if self._stderr is not None and self._proc.stderr is not None:
+            self._stderr.relay(os.dup(self._proc.stderr.fileno()))
+            self._proc.stderr.close()
         assert self._proc.stdin is not None
         self._writer = FdWriter(self._proc.stdin.fileno())
 
@@ -153,18 +150,19 @@ class StdioUpstream:
         self._writer.write_line(line)
 
     def stop(self, grace: float = 2.0) -> None:
-        """Close stdin, give the process ``grace`` seconds, then SIGTERM, then SIGKILL."""
+        """Close stdin and give the process ``grace`` seconds to exit; then end its
+        whole process group (SIGTERM, SIGKILL ``grace`` seconds later)."""
         proc = self._proc
         if proc is None:
             return
         if self._writer is not None:
             self._writer.close()
-        for sig in (None, signal.SIGTERM, signal.SIGKILL):
-            if sig is not None:
-                with contextlib.suppress(ProcessLookupError):
-                    proc.send_signal(sig)
-            try:
-                proc.wait(grace)
-                break
-            except subprocess.TimeoutExpired:
-                continue
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(grace)
+        # Whether or not the server exited, what it started may still run.
+        end_group(proc.pid, grace)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(grace)
+        if self._guard is not None:
+            self._guard.disarm()
+            self._guard = None

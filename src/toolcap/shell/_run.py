@@ -3,7 +3,9 @@
 stdout and stderr share one pipe, so their bytes arrive in the order the command
 wrote them. The command runs in a process group of its own: a timeout kills the
 whole group (children included), and the signals toolcap receives (Ctrl-C, a
-terminate request) are passed on to that group.
+terminate request) are passed on to that group. If toolcap itself dies first
+(even by SIGKILL), the group is ended too (:mod:`toolcap._children`); what the
+command leaves running in the background after it exits is left alone.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from types import FrameType
+
+from .._children import GroupGuard, child_setup
 
 __all__ = ["DRAIN_SECONDS", "KILL_GRACE_SECONDS", "CommandNotStarted", "Exit", "run_command"]
 
@@ -122,18 +126,20 @@ def run_command(
 
     reader, writer = os.pipe()
     widen_pipe(reader, _READ)
+    guard = GroupGuard()  # ends the group if toolcap is killed before the command ends
     try:
         with _forwarding(forward):
             try:
                 process = subprocess.Popen(
                     list(argv), stdout=writer, stderr=writer, start_new_session=True,
-                    env=env, cwd=cwd,
+                    env=env, cwd=cwd, preexec_fn=child_setup(own_group=False),
                 )
             except OSError as error:
                 raise CommandNotStarted(
                     error.errno, f"cannot run {argv[0]!r}: {error.strerror or error}"
                 ) from None
             group.append(process.pid)
+            guard.arm(process.pid)
             for signum in forwarded:  # arrived while it was starting
                 _kill_group(process.pid, signum)
             os.close(writer)
@@ -147,6 +153,8 @@ def run_command(
                 raise
             return Exit(process.returncode, timed_out, timeout, tuple(forwarded))
     finally:
+        # What the command left running in the background once it exited is its own.
+        guard.disarm()
         os.close(reader)
         if writer >= 0:
             os.close(writer)
