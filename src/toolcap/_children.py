@@ -26,47 +26,17 @@ from pathlib import Path
 
 from ._watchdog import GRACE, end_group, group_alive
 
-__all__ = ["GRACE", "GroupGuard", "child_setup", "end_group", "group_alive"]
+__all__ = ["GRACE", "GroupGuard", "end_group", "group_alive"]
 
 _WATCHDOG = Path(__file__).with_name("_watchdog.py")
-
-
-def child_setup(*, own_group: bool) -> Callable[[], None] | None:
-    """A ``preexec_fn`` that puts the child in a process group of its own (if
-    ``own_group``) and, on Linux, asks for SIGTERM to it when toolcap dies.
-
-    ``prctl`` is looked up here, in the parent, so that the child makes only a
-    system call or two between fork and exec.
-    """
-    prctl: Callable[[int, int], int] | None = None
-    if sys.platform == "linux":
-        try:
-            import ctypes
-
-            prctl = ctypes.CDLL(None, use_errno=True).prctl
-        except (OSError, AttributeError):
-            prctl = None
-    if prctl is None and not own_group:
-        return None
-    parent = os.getpid()
-    pr_set_pdeathsig = 1
-
-    def setup() -> None:  # pragma: no cover - runs in the child
-        if own_group:
-            os.setpgid(0, 0)
-        if prctl is not None:
-            prctl(pr_set_pdeathsig, signal.SIGTERM)
-            if os.getppid() != parent:
-                os._exit(1)  # toolcap died before the request took effect
-
-    return setup
 
 
 class GroupGuard:
     """A watchdog that ends an armed process group if this process dies first.
 
-    ``arm(pgid)`` once the child exists; ``disarm()`` when toolcap has ended the
-    group itself or leaves it running on purpose. Best effort: where no watchdog
+    Start the child with ``preexec_fn=guard.child_setup(...)`` (it arms the
+    watchdog from the child, before the command runs); ``disarm()`` when toolcap
+    has ended the group itself or leaves it running on purpose. Best effort: where no watchdog
     can be started, the parent-death signal is what is left.
     """
 
@@ -90,14 +60,44 @@ class GroupGuard:
         finally:
             os.close(read_end)
 
+    def child_setup(self, *, own_group: bool) -> Callable[[], None]:
+        """A ``preexec_fn`` that puts the child in a process group of its own (if
+        ``own_group``; else it must be a session leader already), arms the watchdog
+        with that group before the command runs (so no moment is unguarded), and, on
+        Linux, asks for SIGTERM to the child when toolcap dies.
+
+        ``prctl`` is looked up here, in the parent, so that the child makes only a
+        few system calls between fork and exec.
+        """
+        prctl: Callable[[int, int], int] | None = None
+        if sys.platform == "linux":
+            try:
+                import ctypes
+
+                prctl = ctypes.CDLL(None, use_errno=True).prctl
+            except (OSError, AttributeError):
+                prctl = None
+        parent = os.getpid()
+        pipe = self._pipe
+        pr_set_pdeathsig = 1
+
+        def setup() -> None:  # pragma: no cover - runs in the child
+            if own_group:
+                os.setpgid(0, 0)
+            if pipe >= 0:  # still open here: close-on-exec closes it at exec
+                with contextlib.suppress(OSError):
+                    os.write(pipe, b"arm %d\n" % os.getpgid(0))
+            if prctl is not None:
+                prctl(pr_set_pdeathsig, signal.SIGTERM)
+            if os.getppid() != parent:
+                os._exit(1)  # toolcap died before the request took effect
+
+        return setup
+
     def _send(self, line: str) -> None:
         if self._pipe >= 0:
             with contextlib.suppress(OSError):
                 os.write(self._pipe, line.encode("ascii") + b"\n")
-
-    def arm(self, pgid: int) -> None:
-        """Guard process group ``pgid``."""
-        self._send(f"arm {pgid}")
 
     def disarm(self) -> None:
         """Stop guarding and let the watchdog exit."""

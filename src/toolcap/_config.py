@@ -69,6 +69,8 @@ class Config:
     artifacts: str | None = None
     wire_budget: Limit = 64 * KB
     media_threshold: Limit = 256 * KB
+    #: The proxy's longest upstream message; a longer one is streamed to the store.
+    max_line_size: Limit = 256 * MB
     notices: bool = True
     read_artifact_tool: str | None = "read_artifact"
     tools: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
@@ -77,7 +79,7 @@ class Config:
 
     def __post_init__(self) -> None:
         # Built in code rather than read from a file: hold it to the same rules.
-        for key in ("batch_ceiling", "wire_budget", "media_threshold"):
+        for key in ("batch_ceiling", "wire_budget", "media_threshold", "max_line_size"):
             object.__setattr__(self, key, parse_limit(getattr(self, key), key=key))
         object.__setattr__(self, "tools", _parse_tools(self.tools, self.source))
 
@@ -133,7 +135,7 @@ _TOOL_KEYS = {f.name for f in fields(ToolPolicy)}
 def _parse(data: Mapping[str, Any], file: str | None) -> Config:
     values: dict[str, Any] = {"source": file}
     for key, value in data.items():
-        if key in ("batch_ceiling", "wire_budget", "media_threshold"):
+        if key in ("batch_ceiling", "wire_budget", "media_threshold", "max_line_size"):
             values[key] = parse_limit(value, key=key, file=file)
         elif key == "artifacts":
             values[key] = _string(value, key, file)
@@ -152,7 +154,7 @@ def _parse(data: Mapping[str, Any], file: str | None) -> Config:
 
 _TOP_KEYS = (
     "batch_ceiling", "artifacts", "wire_budget", "media_threshold", "notices",
-    "read_artifact_tool", "tools", "store",
+    "read_artifact_tool", "tools", "store", "max_line_size",
 )
 
 

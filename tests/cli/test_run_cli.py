@@ -8,6 +8,7 @@ import select
 import signal
 import subprocess
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -230,6 +231,26 @@ def test_the_status_line_fits_its_reserve_however_often_ctrl_c_was_pressed() -> 
     assert len(line.encode()) + 1 <= STATUS_RESERVE
 
 
+def read_fifo(path: Path, process: subprocess.Popen[bytes], seconds: float = 60) -> bytes:
+    """What a command writes to the FIFO ``path``, waiting on it (not by sleeping), for at
+    most ``seconds``, and failing at once if ``process`` exits first."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    data = b""
+    try:
+        with os.fdopen(os.pidfd_open(process.pid), "rb") as exited:
+            deadline = time.monotonic() + seconds
+            while not data.endswith(b"\n"):
+                left = deadline - time.monotonic()
+                assert left > 0, "the command never wrote to the FIFO"
+                ready, _, _ = select.select([fd, exited], [], [], left)
+                assert exited not in ready or data, f"toolcap exited ({process.wait()})"
+                if fd in ready:
+                    data += os.read(fd, 4096)
+    finally:
+        os.close(fd)
+    return data
+
+
 @pytest.mark.parametrize("first", [None, signal.SIGTERM], ids=["sigkill", "sigterm-then-sigkill"])
 def test_no_process_of_the_command_outlives_a_killed_toolcap(
     toolcap: Toolcap, tmp_path: Path, first: int | None
@@ -240,8 +261,7 @@ def test_no_process_of_the_command_outlives_a_killed_toolcap(
     body = f"trap '' TERM; sleep 600 & echo $$ $! > {ready}; wait"
     process = toolcap.popen(["run", "--", "sh", "-c", body], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
-    with open(ready) as fifo:  # blocks until both are running
-        pids = [int(p) for p in fifo.read().split()]
+    pids = [int(p) for p in read_fifo(ready, process).split()]
     if first is not None:
         process.send_signal(first)  # passed on to the group, which ignores it
     process.send_signal(signal.SIGKILL)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from typing import Any
 
+from ..core._sizes import parse_limit
 from ._common import CommandError, add_config_options, load_cli_config
 
 __all__ = ["register"]
@@ -49,6 +51,13 @@ def register(subparsers: Any) -> None:
         help="HTTP header for --url (repeatable), e.g. 'Authorization: Bearer TOKEN'",
     )
     parser.add_argument(
+        "--max-line-size",
+        metavar="SIZE",
+        help="longest message read from the upstream server (default: max_line_size of the "
+        "configuration, 256MB); a longer one is streamed to the artifact store, never held "
+        "in memory, and its call gets a note naming it instead",
+    )
+    parser.add_argument(
         "command",
         nargs=argparse.REMAINDER,
         metavar="-- COMMAND [ARGS...]",
@@ -80,6 +89,9 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError("--header applies to --url only")
     headers = _headers(args.header)
     config = load_cli_config(args)
+    if args.max_line_size:
+        limit = parse_limit(args.max_line_size, key="--max-line-size")
+        config = dataclasses.replace(config, max_line_size=limit)
     if args.no_read_artifact:
         tool_name: str | None = None
     elif args.read_artifact_tool:

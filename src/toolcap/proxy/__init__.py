@@ -57,7 +57,7 @@ def run_proxy(
     saved = sys.stdout, sys.stderr
     sys.stderr = pump.text_stream()
     try:
-        return _serve(command, hooks, url, headers, pump)
+        return _serve(command, hooks, url, headers, pump, config.max_line_size)
     finally:
         sys.stderr.flush()
         pump.close(_STDERR_DRAIN_SECONDS)
@@ -70,6 +70,7 @@ def _serve(
     url: str | None,
     headers: dict[str, str] | None,
     pump: StderrPump,
+    max_line: int | None,
 ) -> int:
     upstream: Upstream
     if url is not None:
@@ -77,7 +78,7 @@ def _serve(
 
         upstream = HttpUpstream(url, headers or {})
     else:
-        stdio = StdioUpstream(list(command or ()), stderr=pump)
+        stdio = StdioUpstream(list(command or ()), stderr=pump, max_line=max_line)
         try:
             stdio.start()
         except UpstreamStartError as error:

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from ..core._json import dumps as _json_dumps
+from ._io import LongLine
 
 __all__ = ["Hooks", "ToolNameConflict", "Upstream", "dumps", "print_error"]
 
@@ -19,7 +20,15 @@ def dumps(message: Any) -> bytes:
 class Upstream(Protocol):
     """The server side of the relay: a subprocess over stdio or a URL."""
 
-    def run(self, on_line: Callable[[bytes], None], on_closed: Callable[[], None]) -> None: ...
+    def run(
+        self,
+        on_line: Callable[[list[bytes]], None],
+        on_closed: Callable[[], None],
+        on_long_line: Callable[[LongLine], None] | None = None,
+    ) -> None:
+        """Deliver each message line, as a one-item list the callee empties (so that
+        it holds the only reference to a big line); lines over the upstream's
+        maximum go to ``on_long_line`` instead, never held whole."""
 
     def send(self, line: bytes) -> None: ...
 
@@ -63,6 +72,10 @@ class Hooks(Protocol):
 
     def written(self, tool: str, call_id: Any, frame: bytes, *, changed: bool) -> None:
         """Note the frame of a tool result as written to the client (diagnostics)."""
+
+    def open_writer(self, tool: str | None) -> Any:
+        """A writer of the artifact store (``write``, ``commit``, ``abort``) for a
+        message too long to read; raises StoreError when there is none."""
 
 
 class ToolNameConflict(Exception):

@@ -20,6 +20,7 @@ from .._config import ToolPolicy
 from .._diagnostics import observe
 from .._finalize import Policy
 from ..adapters.mcp import bound_call_tool_result_dict, bound_read_resource_result_dict
+from ..core._errors import StoreError
 from ..core._json import project_json_text
 from ._artifact import read_artifact_definition, read_artifact_result
 from ._contracts import ToolNameConflict
@@ -113,6 +114,13 @@ class ProxyHooks:
             changed=changed,
             wire_budget=self.wire_budget,
         )
+
+    def open_writer(self, tool: str | None) -> Any:
+        sink = self.policy.sink
+        opener = getattr(sink, "open_writer", None)
+        if opener is None:
+            raise StoreError(getattr(sink, "reason", None) or "no artifact store")
+        return opener(tool=tool)
 
     def error_text(self, text: str) -> str:
         if self.wire_budget is None:

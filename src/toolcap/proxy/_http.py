@@ -14,7 +14,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from ._contracts import print_error
-from ._io import WriterClosed
+from ._io import LongLine, WriterClosed
 
 __all__ = ["HttpUpstream"]
 
@@ -46,7 +46,12 @@ class HttpUpstream:
     def describe(self) -> str:
         return self.url
 
-    def run(self, on_line: Callable[[bytes], None], on_closed: Callable[[], None]) -> None:
+    def run(
+        self,
+        on_line: Callable[[list[bytes]], None],
+        on_closed: Callable[[], None],
+        on_long_line: Callable[[LongLine], None] | None = None,
+    ) -> None:
         """Connect and start delivering the server's messages as JSON lines."""
         import httpx2
         from anyio.from_thread import start_blocking_portal
@@ -75,7 +80,7 @@ class HttpUpstream:
                         print_error(f"toolcap proxy: {self.url}: {item}")
                         continue
                     line = item.message.model_dump_json(by_alias=True, exclude_unset=True)
-                    on_line(line.encode("utf-8"))
+                    on_line([line.encode("utf-8")])
             except Exception as exc:  # a transport failure ends the relay, not the process
                 log.error("the connection to %s failed: %s", self.url, exc)
                 print_error(f"toolcap proxy: the connection to {self.url} failed: {exc}")

@@ -12,24 +12,60 @@ shutdown would otherwise hold. A descriptor another process made non-blocking
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
 import select
 import threading
+from collections.abc import Callable, Iterator
 
-__all__ = ["FdWriter", "LineReader", "WriterClosed", "wait_ready", "write_all"]
+__all__ = ["FdWriter", "LineReader", "LongLine", "WriterClosed", "wait_ready", "write_all"]
 
 _CHUNK = 1 << 18
 
 
-class LineReader:
-    """Reads ``\\n``-terminated lines from a file descriptor."""
+class LongLine:
+    """A line longer than the reader's ``max_line``: its bytes as they are read, never whole.
 
-    def __init__(self, fd: int, chunk_size: int = _CHUNK) -> None:
+    ``chunks()`` yields the pieces read so far (each released once yielded), then
+    the rest of the line as it arrives, up to (not including) its newline.
+    """
+
+    def __init__(self, reader: LineReader, pieces: list[bytes], limit: int) -> None:
+        self._reader = reader
+        self._pieces = collections.deque(pieces)
+        self.limit = limit
+
+    def chunks(self) -> Iterator[bytes]:
+        """The line's bytes, in order; what is not taken is skipped by the reader."""
+        while self._pieces:
+            yield self._pieces.popleft()
+        yield from self._reader._rest_of_line()
+
+
+class LineReader:
+    """Reads ``\\n``-terminated lines from a file descriptor.
+
+    With ``max_line``, a line that grows past that many bytes is not returned:
+    it goes to ``on_long_line`` as a :class:`LongLine`, so that it is never held
+    whole, and reading goes on with the next line.
+    """
+
+    def __init__(
+        self,
+        fd: int,
+        chunk_size: int = _CHUNK,
+        *,
+        max_line: int | None = None,
+        on_long_line: Callable[[LongLine], None] | None = None,
+    ) -> None:
         self._fd = fd
         self._chunk_size = chunk_size
         self._buf = b""
         self._pos = 0
+        self._max_line = max_line if on_long_line is not None else None
+        self._on_long_line = on_long_line
+        self._in_long_line = False
 
     def readline(self) -> bytes | None:
         """Return the next line without its newline; ``None`` at end of input.
@@ -38,18 +74,55 @@ class LineReader:
         ``\\r`` is left in place (JSON parsing tolerates it as whitespace).
         """
         pieces: list[bytes] = []
+        held = 0
         while True:
             end = self._buf.find(b"\n", self._pos)
             if end >= 0:
                 pieces.append(self._buf[self._pos : end])
+                held += end - self._pos
                 self._pos = end + 1
+                if self._max_line is not None and held > self._max_line:
+                    self._long_line(pieces, ended=True)
+                    pieces, held = [], 0
+                    continue
                 return pieces[0] if len(pieces) == 1 else b"".join(pieces)
             if self._pos < len(self._buf):
                 pieces.append(self._buf[self._pos :])
+                held += len(self._buf) - self._pos
+            self._buf = read_some(self._fd, self._chunk_size)
+            self._pos = 0
+            if self._max_line is not None and held > self._max_line:
+                self._long_line(pieces, ended=not self._buf)
+                pieces, held = [], 0
+            if not self._buf:
+                return b"".join(pieces) if pieces else None
+
+    def _long_line(self, pieces: list[bytes], *, ended: bool) -> None:
+        assert self._on_long_line is not None and self._max_line is not None
+        self._in_long_line = not ended
+        self._on_long_line(LongLine(self, pieces, self._max_line))
+        for _ in self._rest_of_line():
+            pass  # what the handler left of the line is skipped
+
+    def _rest_of_line(self) -> Iterator[bytes]:
+        while self._in_long_line:
+            end = self._buf.find(b"\n", self._pos)
+            if end >= 0:
+                piece = self._buf[self._pos : end]
+                self._pos = end + 1
+                self._in_long_line = False
+                if piece:
+                    yield piece
+                return
+            if self._pos < len(self._buf):
+                piece = self._buf[self._pos :]
+                self._pos = len(self._buf)
+                yield piece
             self._buf = read_some(self._fd, self._chunk_size)
             self._pos = 0
             if not self._buf:
-                return b"".join(pieces) if pieces else None
+                self._in_long_line = False
+                return
 
 
 class WriterClosed(Exception):

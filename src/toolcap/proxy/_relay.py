@@ -22,10 +22,11 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
+from ..core._sizes import human_size
 from ._contracts import Hooks, ToolNameConflict, Upstream, dumps, print_error
-from ._io import FdWriter, LineReader, WriterClosed
+from ._io import FdWriter, LineReader, LongLine, WriterClosed
 
 __all__ = ["Relay"]
 
@@ -34,7 +35,22 @@ log = logging.getLogger("toolcap.proxy")
 # JSON-RPC error code for failures of the proxy itself (implementation-defined range).
 PROXY_ERROR = -32000
 
-_ID_PATTERN = re.compile(rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.){0,200}")')
+_ID = rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.){0,200}")'
+_ID_PATTERN = re.compile(_ID)
+# Where the id of a message stands when it is the first key (after "jsonrpc", if
+# that comes first), or the last (before "jsonrpc", if that comes last): an "id"
+# elsewhere in a message may belong to its content.
+_FIRST_ID = re.compile(rb'\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?' + _ID + rb"\s*,")
+_LAST_ID = re.compile(rb",\s*" + _ID + rb'\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?\}\s*\Z')
+# Bytes of a line kept for finding its id: its start and its end.
+_WINDOW = 4096
+# A line up to this size is kept as it arrived, to forward it unchanged byte for
+# byte; a larger one is let go as soon as it is decoded (and its parsed text as
+# soon as it is parsed), so that memory holds about two copies of it, not four.
+# A larger message that passes unchanged is forwarded re-serialized: the same JSON.
+VERBATIM_MAX = 16 << 20
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -68,7 +84,11 @@ class Relay:
 
     def run(self) -> int:
         """Relay until the client or the upstream goes away; return the exit code."""
-        self._upstream.run(self._guarded(self._from_upstream), lambda: self._end("upstream"))
+        self._upstream.run(
+            self._guarded(self._from_upstream),
+            lambda: self._end("upstream"),
+            self._guarded(self._from_long_line),
+        )
         threading.Thread(target=self._client_loop, name="toolcap-client-read", daemon=True).start()
         try:
             self._done.wait()
@@ -77,10 +97,10 @@ class Relay:
         return self._finish()
 
     @staticmethod
-    def _guarded(handle: Callable[[bytes], None]) -> Callable[[bytes], None]:
+    def _guarded(handle: Callable[[T], None]) -> Callable[[T], None]:
         """``handle``, but a bug in it costs one message, never the relay."""
 
-        def guarded(line: bytes) -> None:
+        def guarded(line: T) -> None:
             try:
                 handle(line)
             except Exception as exc:
@@ -138,7 +158,7 @@ class Relay:
         from_client = self._guarded(self._from_client)
         try:
             while (line := self._client_in.readline()) is not None:
-                if line.strip():
+                if line and not line.isspace():
                     from_client(line)
         finally:
             self._end("client")
@@ -225,32 +245,38 @@ class Relay:
 
     # -- upstream -> client ------------------------------------------------
 
-    def _from_upstream(self, line: bytes) -> None:
+    def _from_upstream(self, holder: list[bytes]) -> None:
+        line: bytes | None = holder.pop()
+        assert line is not None
+        size = len(line)
+        windows = (line[:_WINDOW], line[-_WINDOW:])
         verbatim = True
         try:
             # Decoding first is faster than json.loads(bytes), which decodes
             # with the slow "surrogatepass" handler (a third of a 10 MB parse).
-            message = json.loads(line.decode("utf-8"))
+            text: str | None = line.decode("utf-8")
         except UnicodeDecodeError:
             # Bytes that are not UTF-8 inside a message: keep the message, with
             # U+FFFD for what cannot be read, rather than lose a whole result.
             verbatim = False
-            try:
-                message = json.loads(line.decode("utf-8", "replace"))
-            except ValueError as exc:
-                self._malformed(line, str(exc))
-                return
+            text = line.decode("utf-8", "replace")
+        if size > VERBATIM_MAX:
+            line = None
+        try:
+            assert text is not None
+            message = json.loads(text)
         except (ValueError, RecursionError) as exc:
-            self._malformed(line, str(exc) or type(exc).__name__)
+            self._malformed(windows, size, str(exc) or type(exc).__name__)
             return
+        text = None
         out: Any
         if isinstance(message, dict):
-            out = self._intercept(message, len(line))
+            out = self._intercept(message, size)
         elif isinstance(message, list):
             changed = False
             items: list[Any] = []
             for item in message:
-                new = self._intercept(item, len(line)) if isinstance(item, dict) else item
+                new = self._intercept(item, size) if isinstance(item, dict) else item
                 if new is None:
                     changed = True  # a dropped response (cancelled)
                     continue
@@ -261,11 +287,74 @@ class Relay:
             out = message
         if out is None:
             return
-        data = line if out is message and verbatim else dumps(out)
+        data = line if out is message and verbatim and line is not None else dumps(out)
         for tool, call_id in self._results_in_line:
             self._hooks.written(tool, call_id, data, changed=data is not line)
         self._results_in_line.clear()
         self._to_client(data)
+
+    def _from_long_line(self, long_line: LongLine) -> None:
+        """A message over ``max_line_size``: streamed to the store, never held; its call
+        (found by the id at its start or end) gets a note naming the artifact."""
+        head = tail = b""
+        size = 0
+        writer: Any = None
+        reason = ""
+        try:
+            writer = self._hooks.open_writer(None)
+        except Exception as exc:
+            reason = str(exc) or type(exc).__name__
+        for chunk in long_line.chunks():
+            size += len(chunk)
+            if len(head) < _WINDOW:
+                head += chunk[: _WINDOW - len(head)]
+            tail = (tail + chunk[-_WINDOW:])[-_WINDOW:]
+            if writer is not None:
+                try:
+                    writer.write(chunk)
+                except Exception as exc:
+                    reason, writer = str(exc) or type(exc).__name__, None
+        ref = None
+        if writer is not None:
+            try:
+                ref = writer.commit()
+            except Exception as exc:
+                reason = str(exc) or type(exc).__name__
+        what = f"{human_size(size)}, over max_line_size ({human_size(long_line.limit)})"
+        kept = f"the whole message is kept as {ref}" if ref else f"it could not be kept ({reason})"
+        entry, call_id = self._pending_of(head, tail)
+        print_error(f"toolcap proxy: a message from the upstream server was {what}; {kept}")
+        if entry is None:
+            self._notify_client_log(
+                f"toolcap proxy: dropped a message from the upstream server: {what}; {kept}"
+            )
+            return
+        if entry.cancelled:
+            return
+        how = ""
+        if ref and self._hooks.read_artifact_name:
+            how = f"; read parts of it with {self._hooks.read_artifact_name}"
+        note = (f"[toolcap: this response was {what}, so it was not read; "
+                f"{kept} (the JSON-RPC message as the server sent it){how}]")
+        if entry.method == "tools/call":
+            self._reply(call_id, {"content": [{"type": "text", "text": note}]})
+        else:
+            self._reply_error(call_id, note)
+
+    def _pending_of(self, head: bytes, tail: bytes) -> tuple[_Pending | None, Any]:
+        """The pending request a message answers, from the id at its start or end."""
+        for match in (_FIRST_ID.match(head), _LAST_ID.search(tail)):
+            if match is None:
+                continue
+            try:
+                call_id = json.loads(match.group(1))
+                with self._lock:
+                    entry = self._pending.pop(call_id, None)
+            except (ValueError, TypeError):
+                continue
+            if entry is not None:
+                return entry, call_id
+        return None, None
 
     def _intercept(self, message: dict[str, Any], size: int) -> dict[str, Any] | None:
         """The message to send on (the same object when unchanged), or None to drop it."""
@@ -348,8 +437,7 @@ class Relay:
         self._upstream_has_tools = False
         return {**result, "capabilities": {**capabilities, "tools": {}}}
 
-    def _malformed(self, line: bytes, why: str) -> None:
-        size = len(line)
+    def _malformed(self, windows: tuple[bytes, bytes], size: int, why: str) -> None:
         log.error("ignored a malformed message from the upstream server (%d bytes): %s", size, why)
         print_error(
             f"toolcap proxy: ignored a malformed message from the upstream server ({size} bytes)"
@@ -359,7 +447,7 @@ class Relay:
         )
         # If the broken line was the response to a call, answer that call now
         # rather than leaving the client waiting for it forever.
-        for window in (line[:4096], line[-4096:]):
+        for window in windows:
             for match in _ID_PATTERN.finditer(window):
                 try:
                     call_id = json.loads(match.group(1))

@@ -16,8 +16,8 @@ import subprocess
 import threading
 from collections.abc import Callable, Sequence
 
-from .._children import GroupGuard, child_setup, end_group
-from ._io import FdWriter, LineReader
+from .._children import GroupGuard, end_group
+from ._io import FdWriter, LineReader, LongLine
 from ._stderr import StderrPump
 
 __all__ = ["StdioUpstream", "UpstreamStartError"]
@@ -45,6 +45,7 @@ class StdioUpstream:
         env: dict[str, str] | None = None,
         cwd: str | None = None,
         stderr: StderrPump | None = None,
+        max_line: int | None = None,
     ) -> None:
         if not argv:
             raise UpstreamStartError("toolcap proxy: no upstream command given after --", 2)
@@ -57,6 +58,7 @@ class StdioUpstream:
         self._closed_once = threading.Lock()
         self._closed_called = False
         self._stderr = stderr
+        self._max_line = max_line
         self._guard: GroupGuard | None = None
 
     @property
@@ -92,7 +94,7 @@ class StdioUpstream:
                 env=self._env,
                 cwd=self._cwd,
                 close_fds=True,
-                preexec_fn=child_setup(own_group=True),
+                preexec_fn=guard.child_setup(own_group=True),
             )
         except OSError as exc:
             guard.disarm()
@@ -105,7 +107,6 @@ class StdioUpstream:
             raise UpstreamStartError(
                 f"toolcap proxy: cannot start the upstream server{why}", code
             ) from None
-        guard.arm(self._proc.pid)
         self._guard = guard
         if self._stderr is not None and self._proc.stderr is not None:
             self._stderr.relay(os.dup(self._proc.stderr.fileno()))
@@ -113,11 +114,18 @@ class StdioUpstream:
         assert self._proc.stdin is not None
         self._writer = FdWriter(self._proc.stdin.fileno())
 
-    def run(self, on_line: Callable[[bytes], None], on_closed: Callable[[], None]) -> None:
+    def run(
+        self,
+        on_line: Callable[[list[bytes]], None],
+        on_closed: Callable[[], None],
+        on_long_line: Callable[[LongLine], None] | None = None,
+    ) -> None:
         """Start the threads that deliver each stdout line and report the end."""
         proc = self._proc
         assert proc is not None and proc.stdout is not None
-        reader = LineReader(proc.stdout.fileno())
+        reader = LineReader(
+            proc.stdout.fileno(), max_line=self._max_line, on_long_line=on_long_line
+        )
 
         def closed() -> None:
             with self._closed_once:
@@ -129,8 +137,10 @@ class StdioUpstream:
         def read_loop() -> None:
             try:
                 while (line := reader.readline()) is not None:
-                    if line.strip():
-                        on_line(line)
+                    if line and not line.isspace():
+                        holder = [line]
+                        del line  # the handler holds the only reference: it may let go
+                        on_line(holder)
             finally:
                 self._reader_done.set()
                 closed()

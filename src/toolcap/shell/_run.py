@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from types import FrameType
 
-from .._children import GroupGuard, child_setup
+from .._children import GroupGuard
 
 __all__ = ["DRAIN_SECONDS", "KILL_GRACE_SECONDS", "CommandNotStarted", "Exit", "run_command"]
 
@@ -132,14 +132,13 @@ def run_command(
             try:
                 process = subprocess.Popen(
                     list(argv), stdout=writer, stderr=writer, start_new_session=True,
-                    env=env, cwd=cwd, preexec_fn=child_setup(own_group=False),
+                    env=env, cwd=cwd, preexec_fn=guard.child_setup(own_group=False),
                 )
             except OSError as error:
                 raise CommandNotStarted(
                     error.errno, f"cannot run {argv[0]!r}: {error.strerror or error}"
                 ) from None
             group.append(process.pid)
-            guard.arm(process.pid)
             for signum in forwarded:  # arrived while it was starting
                 _kill_group(process.pid, signum)
             os.close(writer)

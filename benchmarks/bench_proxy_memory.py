@@ -1,0 +1,100 @@
+"""Peak memory of `toolcap proxy` for one huge tools/call result line.
+
+    .venv/bin/python benchmarks/bench_proxy_memory.py --mb 200
+    .venv/bin/python benchmarks/bench_proxy_memory.py --mb 200 --max-line 64MB
+
+The upstream is a tiny raw JSON-RPC server (below) that writes one result line
+of the given size without holding it. The proxy's peak resident size (VmHWM from
+/proc, Linux) is read after the result reached the client, and reported next to
+the size of the line and to the proxy's resident size right after start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TOOLCAP = [sys.executable, "-c", "import sys; from toolcap.cli import main; sys.exit(main())"]
+
+# One result of SIZE bytes of numbered text, written in 1 MB pieces.
+SERVER = textwrap.dedent("""
+    import json, sys
+    size = int(sys.argv[1])
+    out = sys.stdout.buffer
+    for raw in sys.stdin.buffer:
+        msg = json.loads(raw)
+        if "id" not in msg:
+            continue
+        if msg["method"] == "initialize":
+            result = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                      "serverInfo": {"name": "big", "version": "0"}}
+        elif msg["method"] == "tools/list":
+            result = {"tools": [{"name": "big", "inputSchema": {"type": "object"}}]}
+        else:
+            head = b'{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"' % msg["id"]
+            out.write(head)
+            line = b"".join(b"line %09d of the big result\\\\n" % i for i in range(32768))
+            left = size
+            while left > 0:
+                piece = line[:left]
+                out.write(piece)
+                left -= len(piece)
+            out.write(b'"}]}}\\n')
+            out.flush()
+            continue
+        out.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}).encode() + b"\\n")
+        out.flush()
+""")
+
+
+def vm(pid: int, key: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1]) * 1024
+    raise KeyError(key)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mb", type=int, default=200, help="size of the result line in MB")
+    parser.add_argument("--max-line", help="the proxy's --max-line-size (default: its default)")
+    args = parser.parse_args()
+    size = args.mb * 1024 * 1024
+    with tempfile.TemporaryDirectory() as tmp:
+        server = Path(tmp) / "server.py"
+        server.write_text(SERVER)
+        env = {**os.environ, "TOOLCAP_ARTIFACTS": str(Path(tmp) / "artifacts")}
+        extra = ["--max-line-size", args.max_line] if args.max_line else []
+        argv = [*TOOLCAP, "proxy", *extra, "--", sys.executable, str(server), str(size)]
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+        assert proc.stdin is not None and proc.stdout is not None
+
+        def ask(ident: int, method: str, params: dict[str, object]) -> bytes:
+            message = {"jsonrpc": "2.0", "id": ident, "method": method, "params": params}
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.write(json.dumps(message).encode() + b"\n")
+            proc.stdin.flush()
+            return proc.stdout.readline()
+
+        ask(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                              "clientInfo": {"name": "bench", "version": "0"}})
+        start = vm(proc.pid, "VmRSS")
+        answer = ask(2, "tools/call", {"name": "big", "arguments": {}})
+        peak = vm(proc.pid, "VmHWM")
+        proc.stdin.close()
+        proc.wait(60)
+    line = size + 80
+    print(f"result line {line / 2**20:.1f} MB; answer {len(answer)} bytes")
+    print(f"proxy RSS after start {start / 2**20:.1f} MB; peak {peak / 2**20:.1f} MB "
+          f"= {(peak - start) / line:.2f} x the line above the start")
+
+
+if __name__ == "__main__":
+    main()
