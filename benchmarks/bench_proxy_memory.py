@@ -38,8 +38,8 @@ SERVER = textwrap.dedent("""
         elif msg["method"] == "tools/list":
             result = {"tools": [{"name": "big", "inputSchema": {"type": "object"}}]}
         else:
-            head = b'{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"' % msg["id"]
-            out.write(head)
+            head = b'{"jsonrpc":"2.0","id":%d,"result":' % msg["id"]
+            out.write(head + b'{"content":[{"type":"text","text":"')
             line = b"".join(b"line %09d of the big result\\\\n" % i for i in range(32768))
             left = size
             while left > 0:
@@ -49,7 +49,8 @@ SERVER = textwrap.dedent("""
             out.write(b'"}]}}\\n')
             out.flush()
             continue
-        out.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}).encode() + b"\\n")
+        answer = {"jsonrpc": "2.0", "id": msg["id"], "result": result}
+        out.write(json.dumps(answer).encode() + b"\\n")
         out.flush()
 """)
 
