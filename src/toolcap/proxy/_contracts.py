@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from ..core._json import dumps as _json_dumps
 from ._io import LongLine
 
-__all__ = ["Hooks", "ToolNameConflict", "Upstream", "dumps", "print_error"]
+__all__ = [
+    "Hooks", "OnLine", "OnLongLine", "ToolNameConflict", "Upstream", "dumps", "guarded",
+    "print_error",
+]
+
+log = logging.getLogger("toolcap.proxy")
+T = TypeVar("T")
+#: Takes one message line, as a one-item list it empties (see Upstream.run).
+OnLine = Callable[[list[bytes]], None]
+OnLongLine = Callable[[LongLine], None]
 
 
 def dumps(message: Any) -> bytes:
@@ -22,9 +32,9 @@ class Upstream(Protocol):
 
     def run(
         self,
-        on_line: Callable[[list[bytes]], None],
+        on_line: OnLine,
         on_closed: Callable[[], None],
-        on_long_line: Callable[[LongLine], None] | None = None,
+        on_long_line: OnLongLine | None = None,
     ) -> None:
         """Deliver each message line, as a one-item list the callee empties (so that
         it holds the only reference to a big line); lines over the upstream's
@@ -80,6 +90,19 @@ class Hooks(Protocol):
 
 class ToolNameConflict(Exception):
     """The upstream already has a tool with the name of the proxy's own tool."""
+
+
+def guarded(handle: Callable[[T], None]) -> Callable[[T], None]:
+    """``handle``, but a bug in it costs one message, never the relay."""
+
+    def run(item: T) -> None:
+        try:
+            handle(item)
+        except Exception as exc:
+            log.exception("failed to relay a message")
+            print_error(f"toolcap proxy: failed to relay a message ({type(exc).__name__})")
+
+    return run
 
 
 def print_error(message: str) -> None:

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
 
-from ._contracts import print_error
-from ._io import LongLine, WriterClosed
+from ._contracts import OnLine, OnLongLine, print_error
+from ._io import WriterClosed
 
 __all__ = ["HttpUpstream"]
 
@@ -48,9 +48,9 @@ class HttpUpstream:
 
     def run(
         self,
-        on_line: Callable[[list[bytes]], None],
+        on_line: OnLine,
         on_closed: Callable[[], None],
-        on_long_line: Callable[[LongLine], None] | None = None,
+        on_long_line: OnLongLine | None = None,
     ) -> None:
         """Connect and start delivering the server's messages as JSON lines."""
         import httpx2

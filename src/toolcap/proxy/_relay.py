@@ -17,16 +17,15 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import re
 import threading
-from collections.abc import Callable
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
-from ..core._sizes import human_size
-from ._contracts import Hooks, ToolNameConflict, Upstream, dumps, print_error
+from ._contracts import Hooks, ToolNameConflict, Upstream, dumps, guarded, print_error
 from ._io import FdWriter, LineReader, LongLine, WriterClosed
+from ._long import WINDOW, ids_anywhere, ids_at_ends, keep_long_line
 
 __all__ = ["Relay"]
 
@@ -35,22 +34,11 @@ log = logging.getLogger("toolcap.proxy")
 # JSON-RPC error code for failures of the proxy itself (implementation-defined range).
 PROXY_ERROR = -32000
 
-_ID = rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.){0,200}")'
-_ID_PATTERN = re.compile(_ID)
-# Where the id of a message stands when it is the first key (after "jsonrpc", if
-# that comes first), or the last (before "jsonrpc", if that comes last): an "id"
-# elsewhere in a message may belong to its content.
-_FIRST_ID = re.compile(rb'\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?' + _ID + rb"\s*,")
-_LAST_ID = re.compile(rb",\s*" + _ID + rb'\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?\}\s*\Z')
-# Bytes of a line kept for finding its id: its start and its end.
-_WINDOW = 4096
 # A line up to this size is kept as it arrived, to forward it unchanged byte for
-# byte; a larger one is let go as soon as it is decoded (and its parsed text as
-# soon as it is parsed), so that memory holds about two copies of it, not four.
-# A larger message that passes unchanged is forwarded re-serialized: the same JSON.
+# byte; a larger one is let go once decoded (its text once parsed), so that memory
+# holds about two copies of it. A larger message that passes unchanged is
+# forwarded re-serialized: the same JSON.
 VERBATIM_MAX = 16 << 20
-
-T = TypeVar("T")
 
 
 @dataclass
@@ -85,9 +73,9 @@ class Relay:
     def run(self) -> int:
         """Relay until the client or the upstream goes away; return the exit code."""
         self._upstream.run(
-            self._guarded(self._from_upstream),
+            guarded(self._from_upstream),
             lambda: self._end("upstream"),
-            self._guarded(self._from_long_line),
+            guarded(self._from_long_line),
         )
         threading.Thread(target=self._client_loop, name="toolcap-client-read", daemon=True).start()
         try:
@@ -95,19 +83,6 @@ class Relay:
         except KeyboardInterrupt:
             self._end("client")
         return self._finish()
-
-    @staticmethod
-    def _guarded(handle: Callable[[T], None]) -> Callable[[T], None]:
-        """``handle``, but a bug in it costs one message, never the relay."""
-
-        def guarded(line: T) -> None:
-            try:
-                handle(line)
-            except Exception as exc:
-                log.exception("failed to relay a message")
-                print_error(f"toolcap proxy: failed to relay a message ({type(exc).__name__})")
-
-        return guarded
 
     def stop(self) -> None:
         """End the relay as if the client had gone (used on SIGTERM)."""
@@ -155,7 +130,7 @@ class Relay:
     # -- client -> upstream ------------------------------------------------
 
     def _client_loop(self) -> None:
-        from_client = self._guarded(self._from_client)
+        from_client = guarded(self._from_client)
         try:
             while (line := self._client_in.readline()) is not None:
                 if line and not line.isspace():
@@ -220,11 +195,9 @@ class Relay:
         return False
 
     def _track(self, call_id: Any, entry: _Pending) -> None:
-        try:
-            with self._lock:
-                self._pending[call_id] = entry
-        except TypeError:  # an unhashable id is not valid JSON-RPC; let it pass untracked
-            pass
+        # An unhashable id is not valid JSON-RPC: let it pass untracked.
+        with self._lock, contextlib.suppress(TypeError):
+            self._pending[call_id] = entry
 
     def _to_upstream(self, line: bytes) -> None:
         try:
@@ -249,7 +222,7 @@ class Relay:
         line: bytes | None = holder.pop()
         assert line is not None
         size = len(line)
-        windows = (line[:_WINDOW], line[-_WINDOW:])
+        windows = (line[:WINDOW], line[-WINDOW:])
         verbatim = True
         try:
             # Decoding first is faster than json.loads(bytes), which decodes
@@ -296,61 +269,32 @@ class Relay:
     def _from_long_line(self, long_line: LongLine) -> None:
         """A message over ``max_line_size``: streamed to the store, never held; its call
         (found by the id at its start or end) gets a note naming the artifact."""
-        head = tail = b""
-        size = 0
-        writer: Any = None
-        reason = ""
-        try:
-            writer = self._hooks.open_writer(None)
-        except Exception as exc:
-            reason = str(exc) or type(exc).__name__
-        for chunk in long_line.chunks():
-            size += len(chunk)
-            if len(head) < _WINDOW:
-                head += chunk[: _WINDOW - len(head)]
-            tail = (tail + chunk[-_WINDOW:])[-_WINDOW:]
-            if writer is not None:
-                try:
-                    writer.write(chunk)
-                except Exception as exc:
-                    reason, writer = str(exc) or type(exc).__name__, None
-        ref = None
-        if writer is not None:
-            try:
-                ref = writer.commit()
-            except Exception as exc:
-                reason = str(exc) or type(exc).__name__
-        what = f"{human_size(size)}, over max_line_size ({human_size(long_line.limit)})"
-        kept = f"the whole message is kept as {ref}" if ref else f"it could not be kept ({reason})"
-        entry, call_id = self._pending_of(head, tail)
-        print_error(f"toolcap proxy: a message from the upstream server was {what}; {kept}")
-        if entry is None:
-            self._notify_client_log(
-                f"toolcap proxy: dropped a message from the upstream server: {what}; {kept}"
-            )
-            return
-        if entry.cancelled:
-            return
-        how = ""
-        if ref and self._hooks.read_artifact_name:
-            how = f"; read parts of it with {self._hooks.read_artifact_name}"
-        note = (f"[toolcap: this response was {what}, so it was not read; "
-                f"{kept} (the JSON-RPC message as the server sent it){how}]")
-        if entry.method == "tools/call":
-            self._reply(call_id, {"content": [{"type": "text", "text": note}]})
-        else:
-            self._reply_error(call_id, note)
+        kept = keep_long_line(long_line, lambda: self._hooks.open_writer(None))
+        line = f"a message from the upstream server was {kept.what()}; {kept.kept()}"
+        self._answer_unread(ids_at_ends(kept.head, kept.tail), line,
+                            kept.note(self._hooks.read_artifact_name), is_error=False)
 
-    def _pending_of(self, head: bytes, tail: bytes) -> tuple[_Pending | None, Any]:
-        """The pending request a message answers, from the id at its start or end."""
-        for match in (_FIRST_ID.match(head), _LAST_ID.search(tail)):
-            if match is None:
-                continue
+    def _answer_unread(self, ids: Iterator[Any], line: str, text: str, *, is_error: bool) -> None:
+        """Say on stderr (and to the client's log) that a message was not read, and answer
+        the call it answered (if an id in ``ids`` names one) with ``text``."""
+        print_error(f"toolcap proxy: {line}")
+        self._notify_client_log(f"toolcap proxy: {line}")
+        entry, call_id = self._pending_of(ids)
+        if entry is None or entry.cancelled:
+            return
+        if entry.method != "tools/call":
+            self._reply_error(call_id, text)
+            return
+        result: dict[str, Any] = {"content": [{"type": "text", "text": text}]}
+        self._reply(call_id, {**result, "isError": True} if is_error else result)
+
+    def _pending_of(self, ids: Iterator[Any]) -> tuple[_Pending | None, Any]:
+        """The first pending request among ``ids``, taken off the pending list."""
+        for call_id in ids:
             try:
-                call_id = json.loads(match.group(1))
                 with self._lock:
                     entry = self._pending.pop(call_id, None)
-            except (ValueError, TypeError):
+            except TypeError:  # an unhashable id
                 continue
             if entry is not None:
                 return entry, call_id
@@ -439,32 +383,14 @@ class Relay:
 
     def _malformed(self, windows: tuple[bytes, bytes], size: int, why: str) -> None:
         log.error("ignored a malformed message from the upstream server (%d bytes): %s", size, why)
-        print_error(
-            f"toolcap proxy: ignored a malformed message from the upstream server ({size} bytes)"
-        )
-        self._notify_client_log(
-            f"toolcap proxy: ignored a malformed message from the upstream server ({size} bytes)"
-        )
         # If the broken line was the response to a call, answer that call now
         # rather than leaving the client waiting for it forever.
-        for window in windows:
-            for match in _ID_PATTERN.finditer(window):
-                try:
-                    call_id = json.loads(match.group(1))
-                except ValueError:
-                    continue
-                with self._lock:
-                    entry = self._pending.pop(call_id, None)
-                if entry is None or entry.cancelled:
-                    continue
-                why_text = (
-                    "toolcap proxy: the upstream server sent a malformed response to this call."
-                )
-                if entry.method == "tools/call":
-                    self._reply_tool_error(call_id, why_text)
-                else:
-                    self._reply_error(call_id, why_text)
-                return
+        self._answer_unread(
+            ids_anywhere(windows),
+            f"ignored a malformed message from the upstream server ({size} bytes)",
+            "toolcap proxy: the upstream server sent a malformed response to this call.",
+            is_error=True,
+        )
 
     # -- writing to the client ----------------------------------------------
 

@@ -17,7 +17,8 @@ import threading
 from collections.abc import Callable, Sequence
 
 from .._children import GroupGuard, end_group
-from ._io import FdWriter, LineReader, LongLine
+from ._contracts import OnLine, OnLongLine
+from ._io import FdWriter, LineReader
 from ._stderr import StderrPump
 
 __all__ = ["StdioUpstream", "UpstreamStartError"]
@@ -116,9 +117,9 @@ class StdioUpstream:
 
     def run(
         self,
-        on_line: Callable[[list[bytes]], None],
+        on_line: OnLine,
         on_closed: Callable[[], None],
-        on_long_line: Callable[[LongLine], None] | None = None,
+        on_long_line: OnLongLine | None = None,
     ) -> None:
         """Start the threads that deliver each stdout line and report the end."""
         proc = self._proc

@@ -1,0 +1,108 @@
+"""Messages the relay does not read whole: ids found at a message's ends, long lines kept.
+
+A message over ``max_line_size`` is streamed to the artifact store as it is read
+(:func:`keep_long_line`); only its first and last few kilobytes stay in memory,
+to find the id of the request it answers (:func:`ids_at_ends`). The same windows
+serve to answer a call whose response was not valid JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from ..core._sizes import human_size
+from ._io import LongLine
+
+__all__ = ["WINDOW", "KeptLine", "ids_anywhere", "ids_at_ends", "keep_long_line"]
+
+#: Bytes kept of each end of a message for finding its id.
+WINDOW = 4096
+
+_ID = rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.){0,200}")'
+_ANY_ID = re.compile(_ID)
+# Where the id of a message stands when it is the first key (after "jsonrpc", if
+# that comes first), or the last (before "jsonrpc", if that comes last): an "id"
+# elsewhere in a message may belong to its content.
+_FIRST_ID = re.compile(rb'\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?' + _ID + rb"\s*,")
+_LAST_ID = re.compile(rb",\s*" + _ID + rb'\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?\}\s*\Z')
+
+
+def _decoded(matches: Iterator[re.Match[bytes] | None]) -> Iterator[Any]:
+    for match in matches:
+        if match is not None:
+            try:
+                yield json.loads(match.group(1))
+            except ValueError:
+                continue
+
+
+def ids_at_ends(head: bytes, tail: bytes) -> Iterator[Any]:
+    """The id of a message from its first and last bytes, where the protocol puts it."""
+    return _decoded(iter((_FIRST_ID.match(head), _LAST_ID.search(tail))))
+
+
+def ids_anywhere(windows: tuple[bytes, bytes]) -> Iterator[Any]:
+    """Every ``"id": …`` in the windows, first to last (for a message that is not JSON)."""
+    for window in windows:
+        yield from _decoded(iter(_ANY_ID.finditer(window)))
+
+
+@dataclass
+class KeptLine:
+    """What became of a long line: its size, its ends, and its reference if it was kept."""
+
+    size: int
+    limit: int
+    head: bytes
+    tail: bytes
+    ref: str | None
+    reason: str
+
+    def what(self) -> str:
+        return f"{human_size(self.size)}, over max_line_size ({human_size(self.limit)})"
+
+    def kept(self) -> str:
+        if self.ref:
+            return f"the whole message is kept as {self.ref}"
+        return f"it could not be kept ({self.reason})"
+
+    def note(self, read_artifact_name: str | None) -> str:
+        """What the call it answered gets instead of its result."""
+        how = ""
+        if self.ref and read_artifact_name:
+            how = f"; read parts of it with {read_artifact_name}"
+        return (f"[toolcap: this response was {self.what()}, so it was not read; "
+                f"{self.kept()} (the JSON-RPC message as the server sent it){how}]")
+
+
+def keep_long_line(long_line: LongLine, open_writer: Callable[[], Any]) -> KeptLine:
+    """Read ``long_line`` to its end into a store writer from ``open_writer()``."""
+    head = tail = b""
+    size = 0
+    writer: Any = None
+    reason = ""
+    try:
+        writer = open_writer()
+    except Exception as exc:  # no store, or it failed: the line is still read to its end
+        reason = str(exc) or type(exc).__name__
+    for chunk in long_line.chunks():
+        size += len(chunk)
+        if len(head) < WINDOW:
+            head += chunk[: WINDOW - len(head)]
+        tail = (tail + chunk[-WINDOW:])[-WINDOW:]
+        if writer is not None:
+            try:
+                writer.write(chunk)
+            except Exception as exc:
+                reason, writer = str(exc) or type(exc).__name__, None
+    ref = None
+    if writer is not None:
+        try:
+            ref = writer.commit()
+        except Exception as exc:
+            reason = str(exc) or type(exc).__name__
+    return KeptLine(size, long_line.limit, head, tail, ref, reason)

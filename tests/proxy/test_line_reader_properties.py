@@ -1,0 +1,81 @@
+"""The proxy's line reader under a maximum line size: every line is returned whole or
+handed over as a long line, in order, byte for byte; none returned is over the maximum."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolcap.proxy._io import LineReader, LongLine
+
+COUNTS = {"cases": 0, "long": 0}
+
+
+def read_all(data: bytes, chunk: int, max_line: int, take: int) -> list[tuple[str, bytes]]:
+    """What the reader gives for ``data``; a long-line handler that takes only ``take``
+    chunks of each long line (the reader must skip the rest)."""
+    read_end, write_end = os.pipe()
+
+    def feed() -> None:
+        with os.fdopen(write_end, "wb") as stream:
+            stream.write(data)
+
+    feeder = threading.Thread(target=feed)
+    feeder.start()
+    got: list[tuple[str, bytes]] = []
+
+    def on_long(line: LongLine) -> None:
+        pieces = []
+        for number, piece in enumerate(line.chunks()):
+            if number == take:
+                break
+            pieces.append(piece)
+        got.append(("long", b"".join(pieces)))
+
+    reader = LineReader(read_end, chunk, max_line=max_line, on_long_line=on_long)
+    while (line := reader.readline()) is not None:
+        got.append(("line", line))
+    feeder.join()
+    os.close(read_end)
+    return got
+
+
+lines = st.lists(st.binary(max_size=60).map(lambda b: b.replace(b"\n", b"")), max_size=12)
+
+
+@settings(deadline=None, max_examples=300)
+@given(lines=lines, trailing=st.booleans(), chunk=st.integers(1, 40),
+       max_line=st.integers(1, 50))
+def test_every_line_is_returned_whole_or_handed_over_whole_in_order(
+    lines: list[bytes], trailing: bool, chunk: int, max_line: int
+) -> None:
+    data = b"\n".join(lines) + (b"\n" if trailing and lines else b"")
+    got = read_all(data, chunk, max_line, take=-1)
+    expected = [line for line in lines]
+    if lines and not trailing and lines[-1] == b"":
+        expected = expected[:-1]  # a file ending in "\n" has no empty last line
+    assert [line for _, line in got] == expected
+    for kind, line in got:
+        assert (kind == "long") == (len(line) > max_line)
+    COUNTS["cases"] += 1
+    COUNTS["long"] += sum(kind == "long" for kind, _ in got)
+
+
+@settings(deadline=None, max_examples=200)
+@given(lines=lines, chunk=st.integers(1, 40), max_line=st.integers(1, 50),
+       take=st.integers(0, 3))
+def test_what_a_handler_leaves_of_a_long_line_is_skipped_not_read_as_lines(
+    lines: list[bytes], chunk: int, max_line: int, take: int
+) -> None:
+    data = b"".join(line + b"\n" for line in lines)
+    got = read_all(data, chunk, max_line, take=take)
+    short = [line for line in lines if len(line) <= max_line]
+    assert [line for kind, line in got if kind == "line"] == short
+    assert sum(kind == "long" for kind, _ in got) == len(lines) - len(short)
+
+
+def test_zz_print_counts() -> None:
+    print(f"line reader: {COUNTS['cases']} cases, {COUNTS['long']} long lines handed over")
