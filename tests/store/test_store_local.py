@@ -192,15 +192,76 @@ def test_a_writer_killed_mid_write_leaves_no_visible_artifact(
     assert store.list_artifacts() == []
     with pytest.raises(ArtifactNotFoundError):
         store.read_bytes(ref)
-    assert len(list((root / ".tmp").iterdir())) == 1  # hidden, and collected later
+    assert len(list((root / ".tmp").iterdir())) == 1  # hidden until the next write
     assert store.put(data) == ref
     assert store.read_bytes(ref) == data
-    assert store.gc().stale_temporaries == 0  # too recent: it might still be in use
+    # Its writer is gone: the next write removed what it left, however recent.
+    assert list((root / ".tmp").iterdir()) == []
+    assert store.gc().stale_temporaries == 0
+    assert store.read_bytes(ref) == data
+
+
+def test_gc_removes_what_a_killed_writer_left_at_once_and_counts_it(
+    tmp_path: Path, clock: Any
+) -> None:
+    root = tmp_path / "orphan"
+    proc = child(
+        """
+        writer = store.open_writer(tool="Bash")
+        writer.write(data)
+        print("ready", flush=True)
+        sys.stdin.readline()  # blocks until killed
+        """,
+        root,
+        2,
+    )
+    assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+    proc.send_signal(signal.SIGKILL)
+    assert proc.wait(timeout=60) == -signal.SIGKILL
+    clock.now = os.stat(root / ".tmp").st_mtime  # just written: the age rule would keep it
+    store = LocalStore(root, clock=clock)
+    assert store.gc(dry_run=True).stale_temporaries == 1
+    assert len(list((root / ".tmp").iterdir())) == 1
+    assert store.gc().stale_temporaries == 1
+    assert list((root / ".tmp").iterdir()) == []
+
+
+def test_a_live_writers_spool_is_never_taken_for_an_orphan(tmp_path: Path) -> None:
+    root = tmp_path / "live"
+    proc = child(
+        """
+        writer = store.open_writer(tool="Bash")
+        writer.write(data)
+        print("ready", flush=True)
+        sys.stdin.readline()
+        print(writer.commit(), flush=True)
+        """,
+        root,
+        2,
+    )
+    assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+    other = LocalStore(root)
+    other.put(b"another write, in another process")  # cleans orphans: there are none
+    assert other.gc().stale_temporaries == 0
+    assert len(list((root / ".tmp").iterdir())) == 1
+    out, _ = proc.communicate("go\n", timeout=120)
+    assert other.read_bytes(out.strip()) == payload(2)
+
+
+def test_gc_skips_what_it_cannot_remove_and_cleans_the_rest(tmp_path: Path, clock: Any) -> None:
+    root = tmp_path / "odd"
+    store = LocalStore(root, clock=clock)
+    store.put(b"make the directories")
+    tmp = root / ".tmp"
+    (tmp / "a-directory").mkdir()
+    (tmp / "a-directory" / "inside").write_bytes(b"x")
+    (tmp / ".old.tmp").write_bytes(b"left by an older toolcap")
     clock.advance(2 * HOUR)
+    os.utime(tmp / ".old.tmp", (clock.now - 2 * HOUR, clock.now - 2 * HOUR))
+    os.utime(tmp / "a-directory", (clock.now - 2 * HOUR, clock.now - 2 * HOUR))
     report = store.gc()
     assert report.stale_temporaries == 1
-    assert list((root / ".tmp").iterdir()) == []
-    assert store.read_bytes(ref) == data
+    assert sorted(p.name for p in tmp.iterdir()) == ["a-directory"]
 
 
 def test_an_aborted_writer_leaves_nothing(tmp_path: Path) -> None:

@@ -5,14 +5,16 @@ secrets)::
 
     <root>/ab/ab12…(32 hex)        the stored bytes: a plain file any tool can open
     <root>/ab/ab12….json           its metadata record (never any content)
-    <root>/.tmp/.xyz.tmp           writes in progress
+    <root>/.tmp/.w<pid>-<start>-xyz.tmp   writes in progress, named for their writer
 
 A write goes to ``.tmp`` (same file system), is flushed to disk, then
 hard-linked into place: the link is atomic and fails if the name exists, so the
 first writer of a content wins, a second one writes nothing visible, and a
 writer killed at any point leaves no partial artifact under a real name. The
 record is linked before the bytes, so a visible artifact always has one. The
-data file's modification time is the artifact's last use.
+data file's modification time is the artifact's last use. What a killed writer
+left in ``.tmp`` is removed the next time the store is written to, and by ``gc``
+(:mod:`toolcap.store._spools`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import contextlib
 import dataclasses
 import errno
 import json
+import logging
 import os
 import re
 import stat
@@ -34,8 +37,11 @@ from toolcap.core._store_limits import StoreLimits
 from toolcap.store._backend import Clock
 from toolcap.store._base import ArtifactStore
 from toolcap.store._records import ArtifactInfo
+from toolcap.store._spools import orphaned, remove_orphans, spool_prefix
 
 __all__ = ["LocalStore", "default_root"]
+
+log = logging.getLogger("toolcap.store")
 
 _ID = ARTIFACT_ID
 _FANOUT = re.compile(r"[0-9a-f]{2}")
@@ -105,9 +111,12 @@ class LocalStore(ArtifactStore):
 
     def _tmpdir(self) -> Path:
         tmp = self.root / ".tmp"
-        if tmp not in self._ready and not self.root.is_dir():
+        if tmp in self._ready:
+            return tmp
+        if not self.root.is_dir():
             self._mkdir(self.root)
         self._mkdir(tmp)
+        remove_orphans(str(tmp))  # once per store: what killed writers left behind
         return tmp
 
     def _data(self, ident: str, *, create: bool = False) -> Path:
@@ -132,12 +141,12 @@ class LocalStore(ArtifactStore):
     def new_spool(self) -> IO[bytes]:
         try:
             return tempfile.NamedTemporaryFile(  # mkstemp: O_EXCL, mode 0600
-                "w+b", dir=self._tmpdir(), prefix=".", suffix=".tmp", delete=False
+                "w+b", dir=self._tmpdir(), prefix=spool_prefix(), suffix=".tmp", delete=False
             )
         except FileNotFoundError:
             self._ready.clear()  # the directory was removed behind our back: make it again
             return tempfile.NamedTemporaryFile(
-                "w+b", dir=self._tmpdir(), prefix=".", suffix=".tmp", delete=False
+                "w+b", dir=self._tmpdir(), prefix=spool_prefix(), suffix=".tmp", delete=False
             )
 
     def drop_spool(self, spool: IO[bytes]) -> None:
@@ -257,7 +266,13 @@ class LocalStore(ArtifactStore):
             tmp = list(os.scandir(self.root / ".tmp"))
         except (FileNotFoundError, NotADirectoryError):
             tmp = []
-        stale += [e.path for e in tmp if e.stat(follow_symlinks=False).st_mtime < older_than]
+        for entry in tmp:
+            # Only files: whatever else is there (a directory) is not ours to remove.
+            with contextlib.suppress(OSError):
+                if entry.is_file(follow_symlinks=False) and (
+                    orphaned(entry.name) or entry.stat(follow_symlinks=False).st_mtime < older_than
+                ):
+                    stale.append(entry.path)
         try:
             fans = [e for e in os.scandir(self.root) if _FANOUT.fullmatch(e.name)]
         except (FileNotFoundError, NotADirectoryError):
@@ -274,8 +289,15 @@ class LocalStore(ArtifactStore):
                     and entry.stat(follow_symlinks=False).st_mtime < older_than
                 ):
                     stale.append(entry.path)  # a record whose bytes never arrived
-        if not dry_run:
-            for path in stale:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(path)
-        return len(stale)
+        if dry_run:
+            return len(stale)
+        removed = 0
+        for path in stale:
+            try:
+                os.unlink(path)
+                removed += 1
+            except FileNotFoundError:
+                pass  # another cleaner was first
+            except OSError as exc:  # skip what cannot be removed; clean the rest
+                log.warning("gc could not remove %s: %s", path, exc.strerror or exc)
+        return removed
