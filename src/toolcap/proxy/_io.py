@@ -31,7 +31,7 @@ class LongLine:
     the rest of the line as it arrives, up to (not including) its newline.
     """
 
-    def __init__(self, reader: LineReader, pieces: list[bytes], limit: int) -> None:
+    def __init__(self, reader: LineReader, pieces: list[bytes | bytearray], limit: int) -> None:
         self._reader = reader
         self._pieces = collections.deque(pieces)
         self.limit = limit
@@ -39,7 +39,10 @@ class LongLine:
     def chunks(self) -> Iterator[bytes]:
         """The line's bytes, in order; what is not taken is skipped by the reader."""
         while self._pieces:
-            yield self._pieces.popleft()
+            piece = self._pieces.popleft()
+            for start in range(0, len(piece), _CHUNK):
+                yield bytes(piece[start : start + _CHUNK])
+            del piece  # released as soon as it is passed on
         yield from self._reader._rest_of_line()
 
 
@@ -73,31 +76,37 @@ class LineReader:
         A last line that lacks its newline is returned as a line. A trailing
         ``\\r`` is left in place (JSON parsing tolerates it as whitespace).
         """
-        pieces: list[bytes] = []
-        held = 0
+        # A line that spans reads grows in one buffer, which the allocator can give
+        # back whole (many freed read-sized pieces would stay in the heap).
+        acc = bytearray()
         while True:
             end = self._buf.find(b"\n", self._pos)
             if end >= 0:
-                pieces.append(self._buf[self._pos : end])
-                held += end - self._pos
+                if not acc:
+                    piece = self._buf[self._pos : end]
+                    self._pos = end + 1
+                    if self._max_line is not None and len(piece) > self._max_line:
+                        self._long_line([piece], ended=True)
+                        continue
+                    return piece
+                acc += memoryview(self._buf)[self._pos : end]
                 self._pos = end + 1
-                if self._max_line is not None and held > self._max_line:
-                    self._long_line(pieces, ended=True)
-                    pieces, held = [], 0
+                if self._max_line is not None and len(acc) > self._max_line:
+                    self._long_line([acc], ended=True)
+                    acc = bytearray()
                     continue
-                return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+                return bytes(acc)
             if self._pos < len(self._buf):
-                pieces.append(self._buf[self._pos :])
-                held += len(self._buf) - self._pos
+                acc += memoryview(self._buf)[self._pos :]
             self._buf = read_some(self._fd, self._chunk_size)
             self._pos = 0
-            if self._max_line is not None and held > self._max_line:
-                self._long_line(pieces, ended=not self._buf)
-                pieces, held = [], 0
+            if self._max_line is not None and len(acc) > self._max_line:
+                self._long_line([acc], ended=not self._buf)
+                acc = bytearray()
             if not self._buf:
-                return b"".join(pieces) if pieces else None
+                return bytes(acc) if acc else None
 
-    def _long_line(self, pieces: list[bytes], *, ended: bool) -> None:
+    def _long_line(self, pieces: list[bytes | bytearray], *, ended: bool) -> None:
         assert self._on_long_line is not None and self._max_line is not None
         self._in_long_line = not ended
         self._on_long_line(LongLine(self, pieces, self._max_line))
