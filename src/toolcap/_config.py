@@ -70,7 +70,7 @@ class Config:
     wire_budget: Limit = 64 * KB
     media_threshold: Limit = 256 * KB
     #: The proxy's longest upstream message; a longer one is streamed to the store.
-    max_line_size: Limit = 256 * MB
+    max_line_size: Limit = 256 * 1024 * KB
     notices: bool = True
     read_artifact_tool: str | None = "read_artifact"
     tools: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
