@@ -19,6 +19,7 @@ import collections
 import contextlib
 import io
 import os
+import select
 import threading
 import time
 from typing import cast
@@ -34,6 +35,8 @@ OWN_BACKLOG = 4 << 20
 #: A line of the upstream longer than this is passed on in pieces.
 _LINE_PIECE = 1 << 16
 _READ = 1 << 16
+#: Writes up to this size to a pipe with room are atomic and do not wait (PIPE_BUF).
+_ATOMIC = 4096
 
 
 class StderrPump:
@@ -61,6 +64,19 @@ class StderrPump:
                 self._cond.wait()
             if self._broken:
                 return  # nobody reads our stderr any more: nothing to keep it for
+            if not self._queue and len(data) <= _ATOMIC and _writable_now(self._fd):
+                # Nothing waiting and room for it: write now, so that the line is
+                # there when the result it belongs to arrives.
+                try:
+                    written = os.write(self._fd, data)
+                except BlockingIOError:
+                    written = 0
+                except OSError:
+                    self._broken = True
+                    return
+                data = data[written:]
+                if not data:
+                    return
             self._queue.append((data, own))
             self._queued[own] += len(data)
             self._cond.notify_all()
@@ -129,6 +145,15 @@ class StderrPump:
                     self._queue.clear()
                     self._queued = {True: 0, False: 0}
                 self._cond.notify_all()
+
+
+def _writable_now(fd: int) -> bool:
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        return any(event & select.POLLOUT for _, event in poller.poll(0))
+    except (OSError, ValueError):
+        return False
 
 
 class _QueuedRaw(io.RawIOBase):
