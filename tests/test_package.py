@@ -178,3 +178,10 @@ def test_importing_toolcap_pulls_in_no_integration() -> None:
 
 def test_the_package_is_typed() -> None:
     assert (SOURCE / "py.typed").is_file()
+
+
+def test_every_public_name_is_exported_and_resolves() -> None:
+    assert "compact" in toolcap.__all__
+    assert toolcap.__all__ == sorted(toolcap.__all__, key=lambda n: (not n.isupper(), n))
+    for name in toolcap.__all__:
+        assert getattr(toolcap, name) is not None, name

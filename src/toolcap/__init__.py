@@ -11,6 +11,7 @@ artifact store that the model can read back.
 
 from ._config import Config, StoreLimits, ToolPolicy, load_config
 from ._finalize import FinalizedResponse, Policy, ToolResponse
+from .adapters._compact import Compacted, CompactReport, compact
 from .adapters._decorator import bounded
 from .core._cut import CapResult, cap_text
 from .core._errors import ConfigError, StoreError
@@ -21,6 +22,8 @@ from .core._sizes import human_size, parse_limit, parse_size
 __all__ = [
     "DEFAULT_MARKER",
     "CapResult",
+    "CompactReport",
+    "Compacted",
     "Config",
     "ConfigError",
     "FinalizedResponse",
@@ -32,6 +35,7 @@ __all__ = [
     "__version__",
     "bounded",
     "cap_text",
+    "compact",
     "human_size",
     "json_size",
     "load_config",

@@ -217,6 +217,10 @@ class Policy:
         reference, _ = self._put(data, tool)
         return reference
 
+    def keep(self, data: bytes, *, tool: str | None = None) -> tuple[str | None, str | None]:
+        """Store ``data``: ``(reference, None)``, or ``(None, reason)`` (with a WARNING)."""
+        return self._put(data, tool)
+
     def finalize(self, responses: Sequence[ToolResponse]) -> list[FinalizedResponse]:
         """Bound one batch: per-tool thresholds, then the batch ceiling; spill; notify."""
         return self._finalize(responses, io=True)

@@ -10,12 +10,11 @@ import pytest
 
 pytest.importorskip("langchain_core")
 
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, ToolException
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from pydantic import Field
 
+from _langchain import Recording
 from toolcap import Config, Policy
 from toolcap.adapters.langchain import bound_tool, bound_tool_messages, guard_tool_messages
 from toolcap.store import MemoryStore
@@ -32,19 +31,6 @@ class BigLog(BaseTool):
 
     def _run(self, path: str) -> str:
         return FIVE_MB
-
-
-class Recording(GenericFakeChatModel):
-    """A chat model that answers from a script and keeps what it was sent."""
-
-    seen: list[list[BaseMessage]] = Field(default_factory=list)
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
-        return self
-
-    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
-        self.seen.append(list(messages))
-        return super()._generate(messages, *args, **kwargs)
 
 
 def _script() -> Any:

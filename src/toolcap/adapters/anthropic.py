@@ -23,71 +23,17 @@ package is never imported here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar, cast
 
 from .._finalize import Policy
-from ._common import (
-    Entry,
-    Result,
-    call_names,
-    changes,
-    field,
-    listed,
-    resolve,
-    tool_name,
-    with_field,
-)
+from ._common import changes, field, resolve, with_field
+from ._compact import compact
+from ._shapes import message_entries
 
-__all__ = ["bound_messages", "guard_messages", "guard_request"]
+__all__ = ["bound_messages", "compact_messages", "guard_messages", "guard_request"]
 
 T = TypeVar("T")
-
-
-def message_entries(messages: Sequence[Any]) -> list[Entry]:
-    """Read Messages API ``messages``: assistant turns and ``tool_result`` blocks, in order.
-
-    A result's tool is named by the assistant's call block with its
-    ``tool_use_id``, wherever it stands; a call block is any block whose type ends
-    in ``tool_use`` (``tool_use``, ``server_tool_use``, ``mcp_tool_use`` today: each
-    carries ``id`` and ``name``, and a kind added later keeps that shape). Only
-    user turns hold tool results. ``where`` is ``(message index, block index)``.
-    Used by the adapter and by ``toolcap repair``.
-    """
-    names = call_names(
-        (field(block, "id"), field(block, "name"))
-        for message in messages if field(message, "role") == "assistant"
-        for block in listed(field(message, "content"))
-        if _is_call(block)
-    )
-    entries: list[Entry] = []
-    for index, message in enumerate(messages):
-        role = field(message, "role")
-        if role == "assistant":
-            entries.append(Entry("turn"))
-            continue
-        content = field(message, "content")
-        if role != "user" or not isinstance(content, (list, tuple)):
-            entries.append(Entry("other"))
-            continue
-        for position, block in enumerate(content):
-            if field(block, "type") != "tool_result":
-                continue
-            use_id = field(block, "tool_use_id")
-            use_id = use_id if isinstance(use_id, str) else None
-            result = Result(
-                tool_name(names, use_id),
-                field(block, "content"),
-                use_id,
-                bool(field(block, "is_error", False)),
-            )
-            entries.append(Entry("result", result, (index, position)))
-    return entries
-
-
-def _is_call(block: Any) -> bool:
-    kind = field(block, "type")
-    return isinstance(kind, str) and kind.endswith("tool_use")
 
 
 def _bound(messages: Iterable[T], policy: Policy | None, *, io: bool, history: bool) -> list[T]:
@@ -138,3 +84,13 @@ def guard_request(request: Mapping[str, Any], policy: Policy | None = None) -> d
     ``client.messages.create(**guard_request(request))``.
     """
     return {**request, "messages": guard_messages(request.get("messages") or (), policy)}
+
+
+def compact_messages(messages: Iterable[T], **options: Any) -> list[T]:
+    """:func:`toolcap.compact` of Messages API ``messages``; the new list only.
+
+    ``messages = compact_messages(messages, trigger="512KB")`` before each request
+    masks the oldest ``tool_result`` contents once they pass the trigger (see
+    :func:`toolcap.compact` for ``options`` and the report).
+    """
+    return compact(messages, format="anthropic", **options).messages

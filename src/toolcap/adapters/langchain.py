@@ -32,8 +32,6 @@ from pydantic import ConfigDict
 
 from .._finalize import Policy
 from ._common import (
-    UNKNOWN_TOOL,
-    Entry,
     Result,
     bound_contents,
     changes,
@@ -41,44 +39,25 @@ from ._common import (
     resolve,
     with_field,
 )
+from ._compact import compact
+from ._shapes import is_error_message, langchain_entries
 
-__all__ = ["BoundedTool", "bound_tool", "bound_tool_messages", "guard_tool_messages"]
+__all__ = [
+    "BoundedTool",
+    "bound_tool",
+    "bound_tool_messages",
+    "compact_tool_messages",
+    "compaction_hook",
+    "guard_tool_messages",
+]
 
 T = TypeVar("T")
 
 
-def _is_error(message: Any) -> bool:
-    return bool(field(message, "status") == "error")
-
-
-def _entries(messages: list[Any]) -> list[Entry]:
-    names: dict[Any, Any] = {}
-    entries: list[Entry] = []
-    for index, message in enumerate(messages):
-        kind = field(message, "type")
-        if kind in ("ai", "AIMessageChunk"):
-            for call in field(message, "tool_calls") or ():
-                names[field(call, "id")] = field(call, "name")
-            entries.append(Entry("turn"))
-        elif kind in ("tool", "ToolMessageChunk"):
-            call_id = field(message, "tool_call_id")
-            name = names.get(call_id) or field(message, "name")
-            tool = name if isinstance(name, str) and name else UNKNOWN_TOOL
-            result = Result(
-                tool,
-                field(message, "content"),
-                call_id if isinstance(call_id, str) else None,
-                _is_error(message),
-            )
-            entries.append(Entry("result", result, index))
-        else:
-            entries.append(Entry("other"))
-    return entries
-
-
 def _bound(messages: Iterable[T], policy: Policy | None, *, io: bool, history: bool) -> list[T]:
     items: list[Any] = list(messages)
-    for index, content in changes(_entries(items), resolve(policy), io=io, history=history):
+    found = changes(langchain_entries(items), resolve(policy), io=io, history=history)
+    for index, content in found:
         items[index] = with_field(items[index], "content", content)
     return cast("list[T]", items)
 
@@ -111,7 +90,7 @@ def _bound_output(output: Any, tool: str, policy: Policy | None) -> Any:
     if not many and not _is_tool_message(output):
         return output  # a Command, a structured value: not text this layer can bound
     messages: list[Any] = list(output) if many else [output]
-    results = [Result(tool, m.content, m.tool_call_id, _is_error(m)) for m in messages]
+    results = [Result(tool, m.content, m.tool_call_id, is_error_message(m)) for m in messages]
     contents = bound_contents(results, resolve(policy), io=True)
     bounded = [
         m if new is m.content else with_field(m, "content", new)
@@ -187,3 +166,33 @@ def bound_tool(
         metadata=inner.metadata,
         extras=inner.extras,
     )
+
+
+# -- compaction ------------------------------------------------------------------------------
+
+
+def compact_tool_messages(messages: Iterable[T], **options: Any) -> list[T]:
+    """:func:`toolcap.compact` of LangChain messages; the new list only (changed
+    ``ToolMessage`` objects are copies with the same ids)."""
+    return compact(messages, format="langchain", **options).messages
+
+
+def compaction_hook(**options: Any) -> Callable[[Any], dict[str, Any]]:
+    """A LangGraph pre-model hook that compacts the agent's ``messages`` state.
+
+    ``create_react_agent(model, tools, pre_model_hook=compaction_hook(trigger="512KB"))``.
+    When something is masked, the state's messages are replaced (so the next turn
+    starts from the compacted conversation and the prompt prefix stays stable);
+    otherwise they are passed to the model as they are. ``options`` are those of
+    :func:`toolcap.compact`.
+    """
+    from langchain_core.messages import RemoveMessage
+
+    def hook(state: Any) -> dict[str, Any]:
+        messages = list(field(state, "messages") or ())
+        compacted, report = compact(messages, format="langchain", **options)
+        if not report.masked:
+            return {"llm_input_messages": messages}
+        return {"messages": [RemoveMessage(id="__remove_all__"), *compacted]}
+
+    return hook

@@ -24,25 +24,19 @@ they came); the package is never imported here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar, cast
 
 from .._finalize import Policy
-from ._common import (
-    Entry,
-    Result,
-    call_names,
-    changes,
-    field,
-    listed,
-    resolve,
-    tool_name,
-    with_field,
-)
+from ._common import changes, resolve, with_field
+from ._compact import compact
+from ._shapes import chat_entries, responses_entries
 
 __all__ = [
     "bound_chat_messages",
     "bound_responses_input",
+    "compact_chat_messages",
+    "compact_responses_input",
     "guard_chat_messages",
     "guard_chat_request",
     "guard_responses_input",
@@ -53,40 +47,6 @@ T = TypeVar("T")
 
 
 # -- Chat Completions ------------------------------------------------------------------
-
-
-def _call_name(call: Any) -> Any:
-    # Function tool calls carry ``function.name``; custom tool calls ``custom.name``.
-    spec = field(call, "function") or field(call, "custom")
-    return field(spec, "name")
-
-
-def chat_entries(messages: Sequence[Any]) -> list[Entry]:
-    """Read Chat Completions ``messages``: assistant turns and tool results, in order.
-
-    A result's tool is named by the assistant's ``tool_calls`` entry with its
-    ``tool_call_id`` (wherever it stands), else by its own ``name`` (the legacy
-    ``role: "function"`` reply), else ``"unknown"``. ``where`` is the message's
-    index. Used by the adapter and by ``toolcap repair``.
-    """
-    names = call_names(
-        (field(call, "id"), _call_name(call))
-        for message in messages if field(message, "role") == "assistant"
-        for call in listed(field(message, "tool_calls"))
-    )
-    entries = []
-    for index, message in enumerate(messages):
-        role = field(message, "role")
-        if role == "assistant":
-            entries.append(Entry("turn"))
-        elif role in ("tool", "function"):  # "function": the legacy function-calling reply
-            call_id = _str(field(message, "tool_call_id"))
-            tool = tool_name(names, call_id, field(message, "name"))
-            content = field(message, "content")
-            entries.append(Entry("result", Result(tool, content, call_id), index))
-        else:
-            entries.append(Entry("other"))
-    return entries
 
 
 def _chat(messages: Iterable[T], policy: Policy | None, *, io: bool, history: bool) -> list[T]:
@@ -135,44 +95,6 @@ def guard_chat_request(request: Mapping[str, Any], policy: Policy | None = None)
 
 # -- Responses API -----------------------------------------------------------------------
 
-_CALLS = ("function_call", "custom_tool_call")
-_OUTPUTS = ("function_call_output", "custom_tool_call_output")
-
-
-def _item_kind(item: Any) -> str:
-    kind = field(item, "type")
-    if kind in _OUTPUTS:
-        return "result"
-    if kind in _CALLS or kind == "reasoning":
-        return "turn"
-    if isinstance(kind, str) and kind.endswith("_call"):  # hosted tools: web_search_call, …
-        return "turn"
-    if field(item, "role") == "assistant":
-        return "turn"
-    return "other"
-
-
-def responses_entries(items: Sequence[Any]) -> list[Entry]:
-    """Read Responses API ``input`` items: model turns and call outputs, in order.
-
-    An output's tool is named by the ``function_call`` (or ``custom_tool_call``)
-    with its ``call_id``, wherever it stands. ``where`` is the item's index. Used by
-    the adapter and by ``toolcap repair``.
-    """
-    names = call_names((field(item, "call_id"), field(item, "name"))
-                       for item in items if field(item, "type") in _CALLS)
-    entries = []
-    for index, item in enumerate(items):
-        kind = _item_kind(item)
-        if kind != "result":
-            entries.append(Entry(kind))
-            continue
-        call_id = _str(field(item, "call_id"))
-        tool = tool_name(names, call_id, field(item, "name"))
-        entries.append(Entry("result", Result(tool, field(item, "output"), call_id), index))
-    return entries
-
-
 def _responses(items: Iterable[T], policy: Policy | None, *, io: bool, history: bool) -> list[T]:
     listed: list[Any] = list(items)
     found = changes(
@@ -218,5 +140,21 @@ def guard_responses_request(
     return {**request, "input": guard_responses_input(given, policy)}
 
 
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) else None
+
+
+# -- compaction ------------------------------------------------------------------------------
+
+
+def compact_chat_messages(messages: Iterable[T], **options: Any) -> list[T]:
+    """:func:`toolcap.compact` of a Chat Completions ``messages`` list; the new list only.
+
+    ``messages = compact_chat_messages(messages, trigger="512KB")`` before each
+    request masks the oldest tool outputs once they pass the trigger (see
+    :func:`toolcap.compact` for ``options`` and the report).
+    """
+    return compact(messages, format="chat", **options).messages
+
+
+def compact_responses_input(items: Iterable[T], **options: Any) -> list[T]:
+    """:func:`toolcap.compact` of Responses ``input`` items; the new list only."""
+    return compact(items, format="responses", **options).messages

@@ -1,9 +1,8 @@
 """Find the tool responses of a saved conversation, and splice bounded ones back in.
 
 Three formats, told apart by their shapes (a file may even mix them), each read
-by its adapter's own reader (:mod:`toolcap.adapters.openai`,
-:mod:`toolcap.adapters.anthropic`), so that a saved conversation is read as a
-live one is:
+by the adapters' own reader (:mod:`toolcap.adapters._shapes`), so that a saved
+conversation is read as a live one is:
 
 * OpenAI Chat Completions: ``role: "tool"`` messages (``content`` a string or
   text parts), named by the assistant's ``tool_calls`` through ``tool_call_id``
@@ -27,8 +26,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..adapters import anthropic, openai
 from ..adapters._common import Entry, listed, text_of
+from ..adapters._shapes import chat_entries, message_entries, responses_entries
 from ..core._utf8 import utf8_size
 from ._jsonspan import JSONSpanError, Located, parse_value, position, skip_space
 
@@ -235,9 +234,9 @@ def _items_of(value: Any) -> list[Any] | None:
 
 # Each format's reading is the adapter's own: one rule for a live conversation and a saved one.
 _READERS: tuple[tuple[str, Callable[[Sequence[Any]], list[Entry]]], ...] = (
-    (CHAT, openai.chat_entries),
-    (RESPONSES, openai.responses_entries),
-    (ANTHROPIC, anthropic.message_entries),
+    (CHAT, chat_entries),
+    (RESPONSES, responses_entries),
+    (ANTHROPIC, message_entries),
 )
 
 

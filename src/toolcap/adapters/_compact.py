@@ -1,0 +1,358 @@
+"""``toolcap.compact``: mask a conversation's older tool outputs, keeping each original.
+
+The shapes are read by the adapters' own readers (the same reading as the per-turn
+bound and ``toolcap repair``); which outputs to mask is decided by the pure
+planner of :mod:`toolcap.core._compaction`; this module measures, stores the
+originals and writes the placeholders back in the conversation's own shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, NamedTuple, TypeVar
+
+from .._config import Config
+from .._finalize import Policy
+from ..core._compaction import (
+    SAMPLE_REFERENCE,
+    Output,
+    cut_marker_of,
+    is_placeholder,
+    plan_compaction,
+    render_placeholder,
+)
+from ..core._errors import ConfigError
+from ..core._json import dumps, json_size
+from ..core._media import media_of
+from ..core._sizes import human_size, parse_size
+from ..core._utf8 import sanitize, utf8_size
+from ..protocols import ArtifactSink
+from ._common import Entry, field, resolve, text_of, with_field
+from ._shapes import FORMATS, detect_format, entries_of
+
+__all__ = [
+    "FORMATS",
+    "CompactReport",
+    "Compacted",
+    "MaskedOutput",
+    "NotMasked",
+    "compact",
+    "detect_format",
+]
+
+T = TypeVar("T")
+
+DEFAULT_TRIGGER = 512 * 1024
+DEFAULT_KEEP_RECENT = "64KB"
+
+
+
+@dataclass(frozen=True)
+class MaskedOutput:
+    """A tool output replaced by its placeholder; ``reference`` reads the original back."""
+
+    where: str
+    tool: str
+    call_id: str | None
+    size: int
+    placeholder_size: int
+    reference: str
+
+
+@dataclass(frozen=True)
+class NotMasked:
+    """A tool output that was to be masked and was not, and why (its original could not
+    be stored: it is left whole, so nothing is lost)."""
+
+    where: str
+    tool: str
+    call_id: str | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class CompactReport:
+    """What :func:`compact` did.
+
+    ``before`` and ``after`` are the tool outputs' total measure (bytes), ``outputs``
+    how many there are; ``reason`` says in words why the result is what it is.
+    """
+
+    format: str
+    outputs: int
+    before: int
+    after: int
+    trigger: int
+    target: int
+    masked: tuple[MaskedOutput, ...]
+    not_masked: tuple[NotMasked, ...]
+    reason: str
+
+    def __str__(self) -> str:
+        line = (f"compacted {len(self.masked)} of {self.outputs} tool outputs:"
+                f" {human_size(self.before)} → {human_size(self.after)}"
+                f" (trigger {human_size(self.trigger)}, target {human_size(self.target)};"
+                f" {self.reason})")
+        for failed in self.not_masked:
+            line += f"\n  {failed.where} {failed.tool}: not masked ({failed.reason})"
+        return line
+
+
+@dataclass(frozen=True)
+class Compacted(Generic[T]):
+    """:func:`compact`'s result: the new conversation and the report. Unpacks as a pair."""
+
+    messages: list[T]
+    report: CompactReport
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.messages, self.report))
+
+
+def _where(shape: str, where: Any) -> str:
+    if shape == "anthropic":
+        return f"message {where[0]} block {where[1]}"
+    return f"message {where}"
+
+
+def _replace(items: list[Any], shape: str, where: Any, placeholder: str) -> None:
+    if shape == "anthropic":
+        index, position = where
+        blocks = list(field(items[index], "content"))
+        blocks[position] = with_field(blocks[position], "content", placeholder)
+        items[index] = with_field(items[index], "content", blocks)
+    else:
+        key = "output" if shape == "responses" else "content"
+        items[where] = with_field(items[where], key, placeholder)
+
+
+# -- measuring and storing one output ------------------------------------------------
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as JSON data: SDK models dumped, mappings and sequences walked."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, Mapping):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return _plain(dump(mode="json"))
+    return str(value)
+
+
+def _block_size(block: Any) -> int:
+    text = text_of(block)
+    if text is not None:
+        return utf8_size(text)
+    media = media_of(block)
+    if media is not None:
+        return media.size
+    return json_size(_plain(block))
+
+
+def _size(content: Any) -> int | None:
+    """The measure of a result's content, or ``None`` for content that is not text or blocks."""
+    if isinstance(content, str):
+        return utf8_size(content)
+    if isinstance(content, (list, tuple)):
+        return sum(_block_size(block) for block in content)
+    return None
+
+
+def _original(content: Any) -> bytes:
+    """What is stored: a text's UTF-8, or the JSON of a list of blocks (media included)."""
+    if isinstance(content, str):
+        return sanitize(content).encode("utf-8")
+    return dumps(_plain(content)).encode("utf-8")
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(text for text in map(text_of, content) if text is not None)
+
+
+def _placeholder(tool: str, content: Any, size: int, reference: str) -> str:
+    text = _text(content)
+    blocks = 0 if isinstance(content, str) else len(content)
+    return render_placeholder(tool=tool, size=size, reference=reference, text=text,
+                              blocks=blocks, cut_from=cut_marker_of(text))
+
+
+# -- settings --------------------------------------------------------------------------
+
+
+def _amount(value: str | int | float, key: str, window: int | None) -> int:
+    """A size (``"200KB"``, ``204800``) or a share of ``context_window`` (``0.5``)."""
+    if isinstance(value, bool):
+        raise ConfigError(f"{value!r} is not a size or a share of the context window", key=key)
+    if isinstance(value, float):
+        if window is None:
+            raise ConfigError(f"{value!r} is a share of the context window: set context_window",
+                              key=key)
+        if not 0 < value <= 1:
+            raise ConfigError(f"{value!r} is not a share between 0 and 1", key=key)
+        return int(window * value)
+    return parse_size(value, key=key)
+
+
+class _Settings(NamedTuple):
+    trigger: int
+    target: int
+    keep_recent: int
+
+
+def _settings(
+    trigger: str | int | float | None,
+    target: str | int | float | None,
+    keep_recent: str | int | float,
+    context_window: str | int | None,
+) -> _Settings:
+    window = None if context_window is None else parse_size(context_window, key="context_window")
+    if trigger is None:
+        high = window // 2 if window is not None else DEFAULT_TRIGGER
+    else:
+        high = _amount(trigger, "trigger", window)
+    low = high // 2 if target is None else _amount(target, "target", window)
+    if low > high:
+        raise ConfigError(f"target {human_size(low)} is above the trigger {human_size(high)};"
+                          " the target is the low watermark", key="target")
+    return _Settings(high, low, _amount(keep_recent, "keep_recent", window))
+
+
+# -- compact ---------------------------------------------------------------------------
+
+
+def compact(
+    messages: Iterable[T],
+    *,
+    format: str | None = None,
+    trigger: str | int | float | None = None,
+    target: str | int | float | None = None,
+    keep_recent: str | int | float = DEFAULT_KEEP_RECENT,
+    exclude_tools: Iterable[str] = (),
+    context_window: str | int | None = None,
+    policy: Policy | None = None,
+    store: ArtifactSink | None = None,
+) -> Compacted[T]:
+    """Replace the oldest tool outputs of a conversation by placeholders, keeping each original.
+
+    Args:
+        messages: OpenAI Chat Completions messages, OpenAI Responses input items,
+            Anthropic Messages or LangChain messages (dicts or the SDKs' objects).
+        format: ``"chat"``, ``"responses"``, ``"anthropic"`` or ``"langchain"``;
+            by default told from the items' shapes.
+        trigger: compact only when the tool outputs together measure more than
+            this: a size (``"512KB"``, bytes) or a share of ``context_window``
+            (``0.5``). Default: half the window, else 512 KB.
+        target: the low watermark the oldest outputs are masked down to. Default:
+            half the trigger.
+        keep_recent: the newest outputs that fit in this size together are never
+            masked (the latest turn's outputs never are). Default 64 KB.
+        exclude_tools: tools whose outputs are never masked (a memory tool, say).
+        context_window: the model's window, for ``trigger``/``target`` shares.
+        policy: its artifact store keeps the originals; default: the configured one.
+        store: an artifact store to use instead of the policy's.
+
+    Returns:
+        ``(messages, report)``: a new list (the input is not modified; items
+        that did not change are the same objects) and a :class:`CompactReport`.
+        A masked output's content becomes one text, the placeholder, naming the
+        tool, its size, the reference of its original (stored before it is
+        masked; an output that cannot be stored is left whole and reported),
+        the start and end of its text and how to read it back. Every call keeps
+        its result, ids and order unchanged. Between the trigger and the target
+        nothing changes, so the prompt's prefix stays cacheable; compacting the
+        result again with the same settings changes nothing.
+    """
+    items: list[Any] = list(messages)
+    shape = detect_format(items) if format is None else format
+    if shape not in FORMATS:
+        raise ConfigError(f"unknown conversation format {shape!r}; use one of {', '.join(FORMATS)}",
+                          key="format")
+    settings = _settings(trigger, target, keep_recent, context_window)
+    excluded = frozenset(exclude_tools)
+    results = [entry for entry in entries_of(items, shape) if entry.kind in ("turn", "result")]
+    found: list[tuple[Entry, int | None, int]] = []  # entry, size, turn
+    turn = 0
+    for entry in results:
+        if entry.kind == "turn":
+            turn += 1
+        elif entry.result is not None:
+            found.append((entry, _size(entry.result.content), turn))
+    outputs = [Output(size or 0, at) for _, size, at in found]
+    before = sum(output.size for output in outputs)
+
+    def report(after: int, masked: Sequence[MaskedOutput], failed: Sequence[NotMasked],
+               reason: str) -> CompactReport:
+        return CompactReport(shape, len(found), before, after, settings.trigger, settings.target,
+                             tuple(masked), tuple(failed), reason)
+
+    if before <= settings.trigger:  # the common case: measured once, nothing else done
+        reason = "at or below the trigger: nothing to do"
+        return Compacted(items, report(before, (), (), reason))
+
+    outputs = []
+    for entry, size, at in found:
+        result = entry.result
+        assert result is not None
+        content = result.content
+        masked = is_placeholder(content)
+        skip = size is None or masked or result.tool in excluded
+        placeholder = 0 if skip else utf8_size(
+            _placeholder(result.tool, content, size or 0, SAMPLE_REFERENCE))
+        outputs.append(Output(size or 0, at, placeholder, masked, skip and not masked))
+
+    keeper = _keeper(policy, store)
+    references: dict[int, str] = {}
+    failures: dict[int, str] = {}
+    while True:
+        plan = plan_compaction(outputs, trigger=settings.trigger, target=settings.target,
+                               keep_recent=settings.keep_recent,
+                               unavailable=frozenset(failures))
+        failed_now = False
+        for index in plan.mask:
+            if index in references:
+                continue
+            result = found[index][0].result
+            assert result is not None
+            reference, why = keeper.keep(
+                _original(result.content), tool=result.tool)
+            if reference is None:
+                failures[index] = why or "the store failed"
+                failed_now = True
+            else:
+                references[index] = reference
+        if not failed_now:
+            break
+
+    masked_outputs: list[MaskedOutput] = []
+    for index in plan.mask:
+        entry = found[index][0]
+        result = entry.result
+        assert result is not None
+        size = outputs[index].size
+        text = _placeholder(result.tool, result.content, size, references[index])
+        _replace(items, shape, entry.where, text)
+        masked_outputs.append(MaskedOutput(_where(shape, entry.where), result.tool,
+                                           result.call_id, size, utf8_size(text),
+                                           references[index]))
+    not_masked = []
+    for index, why in sorted(failures.items()):
+        entry = found[index][0]
+        assert entry.result is not None
+        not_masked.append(NotMasked(_where(shape, entry.where), entry.result.tool,
+                                    entry.result.call_id, why))
+    return Compacted(items, report(plan.after, masked_outputs, not_masked, plan.reason))
+
+
+def _keeper(policy: Policy | None, store: ArtifactSink | None) -> Policy:
+    """The policy whose store keeps the originals: ``store`` if given, else ``policy``'s."""
+    if store is None:
+        return resolve(policy)
+    config = policy.config if policy is not None else Config()
+    return Policy(config, sink=store, notices=False)
