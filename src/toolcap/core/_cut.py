@@ -7,6 +7,7 @@ input, so a stream can keep just the slices and be cut the same way.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import AnyStr
 
@@ -86,12 +87,20 @@ def plan_cut(
     ``stored`` one of the standard length (a stream learns its reference last).
     """
     check_strategy(strategy)
-    marker = marker or _DEFAULT_MARKER
-    separators = 2 if strategy == "head_tail" else 1
     if reference is not None:
         reference_length = len(reference.encode("utf-8"))
     else:
         reference_length = REFERENCE_LENGTH if stored else 0
+    return _plan(limit, strategy, head_ratio, marker or _DEFAULT_MARKER, reference_length)
+
+
+# Plans depend on a handful of settings that a program repeats: caching them keeps a
+# cut of a huge input down to the work on the bytes it keeps.
+@functools.lru_cache(maxsize=256)
+def _plan(
+    limit: int, strategy: Strategy, head_ratio: float, marker: Marker, reference_length: int
+) -> CutPlan:
+    separators = 2 if strategy == "head_tail" else 1
     content = limit - marker.reserve(reference_length) - separators
     if content <= 0:
         return CutPlan(0, 0, marker, strategy)

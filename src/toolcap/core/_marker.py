@@ -100,14 +100,12 @@ class Marker:
 
     def render(self, *, original: int, kept: int, reference: str | None) -> str:
         """The marker text for one cut."""
-        dropped = human_size(max(0, original - kept)) if "dropped" in self._fields else ""
+        dropped = human_size(max(0, original - kept)) if self._shows_dropped else ""
         return self._format(human_size(original), human_size(kept), dropped, reference)
 
     @functools.cached_property
-    def _fields(self) -> frozenset[str]:
-        return frozenset(
-            name for _, name, _, _ in string.Formatter().parse(self.template) if name
-        )
+    def _shows_dropped(self) -> bool:
+        return any(name == "dropped" for _, name, _, _ in string.Formatter().parse(self.template))
 
     @functools.lru_cache(maxsize=64)  # noqa: B019 - markers are few, frozen and long-lived
     def reserve(self, reference_length: int = 0) -> int:

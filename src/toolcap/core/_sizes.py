@@ -114,8 +114,11 @@ def human_size(n: int) -> str:
     """
     if n < 1024:
         return f"{n} B"
-    for unit, scale in (("GB", 1024**3), ("MB", 1024**2), ("KB", 1024)):
-        if n >= scale:
-            tenths = n * 10 // scale
-            return f"{tenths // 10}.{tenths % 10} {unit}"
-    raise AssertionError("unreachable")  # pragma: no cover
+    # Branches, not a loop over units: every marker prints two sizes.
+    if n >= 1 << 30:
+        tenths, unit = n * 10 >> 30, "GB"
+    elif n >= 1 << 20:
+        tenths, unit = n * 10 >> 20, "MB"
+    else:
+        tenths, unit = n * 10 >> 10, "KB"
+    return f"{tenths // 10}.{tenths % 10} {unit}"

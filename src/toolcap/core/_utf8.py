@@ -93,7 +93,10 @@ def head_boundary(data: bytes, end: int) -> int:
     Walks back over at most three continuation bytes, so a malformed run never
     costs more than that.
     """
-    end = max(0, min(end, len(data)))
+    size = len(data)
+    if 0 < end < size and not 0x80 <= data[end] <= 0xBF:
+        return end  # the usual case, settled by one byte
+    end = max(0, min(end, size))
     stop = max(0, end - 3)
     position = end
     while position > stop and position < len(data) and _is_continuation(data[position]):
@@ -105,8 +108,11 @@ def head_boundary(data: bytes, end: int) -> int:
 
 def tail_boundary(data: bytes, start: int) -> int:
     """The smallest character boundary at or after ``start``."""
-    start = max(0, min(start, len(data)))
-    stop = min(len(data), start + 3)
+    size = len(data)
+    if 0 <= start < size and not 0x80 <= data[start] <= 0xBF:
+        return start  # the usual case, settled by one byte
+    start = max(0, min(start, size))
+    stop = min(size, start + 3)
     position = start
     while position < stop and _is_continuation(data[position]):
         position += 1
