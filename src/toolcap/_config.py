@@ -26,6 +26,7 @@ from .core._cut import Strategy, check_head_ratio, check_strategy
 from .core._errors import ConfigError
 from .core._errors import shown as _shown
 from .core._marker import Marker
+from .core._pressure import parse_window
 from .core._sizes import Limit, parse_limit
 from .core._store_limits import StoreLimits
 from .core._strategy import CutPolicy
@@ -72,6 +73,11 @@ class Config:
     #: The proxy's longest upstream message; a longer one is streamed to the store.
     max_line_size: Limit = 256 * 1024 * KB
     notices: bool = True
+    #: The model's context window (bytes; tokens are converted): the batch ceiling of a
+    #: turn then shrinks as the window fills. ``None``: no context pressure.
+    context_window: int | None = None
+    #: Room kept for the answer when ``context_window`` is set.
+    reserve: int = 32 * KB
     read_artifact_tool: str | None = "read_artifact"
     tools: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     store: StoreLimits = field(default_factory=StoreLimits)
@@ -81,6 +87,9 @@ class Config:
         # Built in code rather than read from a file: hold it to the same rules.
         for key in ("batch_ceiling", "wire_budget", "media_threshold", "max_line_size"):
             object.__setattr__(self, key, parse_limit(getattr(self, key), key=key))
+        for key in ("context_window", "reserve"):
+            if getattr(self, key) is not None:
+                object.__setattr__(self, key, parse_window(getattr(self, key), key=key))
         object.__setattr__(self, "tools", _parse_tools(self.tools, self.source))
 
     def for_tool(self, name: str) -> ToolPolicy:
@@ -137,6 +146,8 @@ def _parse(data: Mapping[str, Any], file: str | None) -> Config:
     for key, value in data.items():
         if key in ("batch_ceiling", "wire_budget", "media_threshold", "max_line_size"):
             values[key] = parse_limit(value, key=key, file=file)
+        elif key in ("context_window", "reserve"):
+            values[key] = parse_window(value, key=key, file=file)
         elif key == "artifacts":
             values[key] = _string(value, key, file)
         elif key == "notices":
@@ -154,7 +165,7 @@ def _parse(data: Mapping[str, Any], file: str | None) -> Config:
 
 _TOP_KEYS = (
     "batch_ceiling", "artifacts", "wire_budget", "media_threshold", "notices",
-    "read_artifact_tool", "tools", "store", "max_line_size",
+    "read_artifact_tool", "tools", "store", "max_line_size", "context_window", "reserve",
 )
 
 

@@ -17,7 +17,9 @@ from ._diagnostics import observe
 from ._notice import Cap, emit_notice, failure_reason, logger, notice_line
 from .core._allocate import water_fill
 from .core._cut import cut
+from .core._pressure import pressure_ceiling
 from .core._refs import MAX_REFERENCE_LENGTH, REFERENCE_LENGTH
+from .core._sizes import Limit
 from .core._strategy import plan_parts
 from .core._utf8 import decode, is_valid, sanitize, utf8_size
 
@@ -221,9 +223,11 @@ class Policy:
         """Store ``data``: ``(reference, None)``, or ``(None, reason)`` (with a WARNING)."""
         return self._put(data, tool)
 
-    def finalize(self, responses: Sequence[ToolResponse]) -> list[FinalizedResponse]:
-        """Bound one batch: per-tool thresholds, then the batch ceiling; spill; notify."""
-        return self._finalize(responses, io=True)
+    def finalize(self, responses: Sequence[ToolResponse], *,
+                 context_used: int | None = None) -> list[FinalizedResponse]:
+        """Bound one batch: per-tool thresholds, then the batch ceiling (lowered by
+        ``context_window``'s pressure, ``context_used`` bytes being taken); spill; notify."""
+        return self._finalize(responses, io=True, used=context_used)
 
     def guard(self, responses: Sequence[ToolResponse]) -> list[FinalizedResponse]:
         """:meth:`finalize` with no I/O at all: no store, no notice, no log record.
@@ -235,14 +239,17 @@ class Policy:
 
     # -- the steps -----------------------------------------------------------------
 
-    def _finalize(self, responses: Sequence[ToolResponse], *, io: bool) -> list[FinalizedResponse]:
+    def _finalize(self, responses: Sequence[ToolResponse], *, io: bool,
+                  used: int | None = None) -> list[FinalizedResponse]:
+        ceiling = pressure_ceiling(self.config.batch_ceiling, self.config.context_window,
+                                   self.config.reserve, used)
         works = [self._receive(response) for response in responses]
         for work in works:
             if work is not None:
                 if io:
                     self._observe("received", work, changed=False)
                 self._apply_threshold(work, io)
-        self._apply_ceiling([work for work in works if work is not None], io)
+        self._apply_ceiling([work for work in works if work is not None], io, ceiling)
         results = []
         for response, work in zip(responses, works, strict=True):
             result = self._deliver(response, work, io)
@@ -270,8 +277,7 @@ class Policy:
             if io:
                 self._observe("size_threshold", work, changed=True)
 
-    def _apply_ceiling(self, works: list[_Work], io: bool) -> None:
-        ceiling = self.config.batch_ceiling
+    def _apply_ceiling(self, works: list[_Work], io: bool, ceiling: Limit) -> None:
         sizes = [work.delivered_size for work in works]
         if ceiling is None or sum(sizes) <= ceiling:
             return

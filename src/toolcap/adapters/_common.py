@@ -17,7 +17,9 @@ from typing import Any
 
 from .._finalize import FinalizedResponse, Policy, ToolResponse
 from .._notice import emit_notice, notice_line
+from ..core._json import json_size
 from ..core._media import Media, field, media_of, not_sent_note
+from ..core._pressure import BYTES_PER_TOKEN, reported_tokens
 from ..core._utf8 import utf8_size
 
 __all__ = [
@@ -27,12 +29,14 @@ __all__ = [
     "bound_contents",
     "call_names",
     "changes",
+    "context_used",
     "default_policy",
     "field",
     "keep_media",
     "latest_batch",
     "listed",
     "media_of",
+    "plain_json",
     "resolve",
     "text_of",
     "tool_name",
@@ -104,6 +108,40 @@ def tool_name(names: Mapping[str, str], call_id: str | None, fallback: Any = Non
     return name or UNKNOWN_TOOL
 
 
+def plain_json(value: Any) -> Any:
+    """``value`` as JSON data: SDK models dumped, mappings and sequences walked."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, Mapping):
+        return {str(key): plain_json(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain_json(item) for item in value]
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return plain_json(dump(mode="json"))
+    return str(value)
+
+
+def context_used(policy: Policy, messages: Sequence[Any], usage: Any,
+                 latest: Sequence[Result]) -> int | None:
+    """Bytes the conversation takes before the latest batch, for context pressure.
+
+    ``None`` unless ``context_window`` is configured; the API's reported prompt
+    size when given (tokens, converted), else the JSON size of the messages less
+    the latest batch's results.
+    """
+    if policy.config.context_window is None:
+        return None
+    tokens = None if usage is None else reported_tokens(usage)
+    if tokens is not None:
+        return tokens * BYTES_PER_TOKEN
+    try:
+        whole = json_size(plain_json(list(messages)))
+        return max(0, whole - sum(json_size(plain_json(r.content)) for r in latest))
+    except (TypeError, ValueError, RecursionError):  # a value JSON cannot hold: unknown
+        return None
+
+
 # -- content blocks ----------------------------------------------------------------
 
 _TEXT_TYPES = frozenset({"text", "input_text", "output_text"})
@@ -158,7 +196,8 @@ class Result:
 
 
 def bound_contents(
-    results: Sequence[Result], policy: Policy, *, io: bool, note_type: str = "text"
+    results: Sequence[Result], policy: Policy, *, io: bool, note_type: str = "text",
+    context: int | None = None,
 ) -> list[Any]:
     """Finalize one batch and return each result's new content.
 
@@ -194,7 +233,7 @@ def bound_contents(
         texts: list[str] = [text_of(blocks[index]) or "" for index in positions]
         responses.append(ToolResponse(result.tool, texts or None, result.call_id, result.is_error))
         plans.append((blocks, positions, replaced))
-    finals = policy.finalize(responses) if io else policy.guard(responses)
+    finals = policy.finalize(responses, context_used=context) if io else policy.guard(responses)
     return [
         _rebuild(result.content, plan, final)
         for result, plan, final in zip(results, plans, finals, strict=True)
@@ -277,10 +316,14 @@ def changes(
     io: bool,
     history: bool,
     note_type: str = "text",
+    messages: Sequence[Any] = (),
+    usage: Any = None,
 ) -> list[tuple[Any, Any]]:
     """Bound the latest batch (or, with ``history``, every batch): ``(where, new content)``.
 
-    Only the results whose content changed are listed, in order.
+    Only the results whose content changed are listed, in order. The latest batch
+    of ``messages`` is bounded under context pressure (``usage``: what the API
+    reported, see :func:`context_used`).
     """
     kinds = [entry.kind for entry in entries]
     batches = turn_batches(kinds) if history else [latest_batch(kinds)]
@@ -289,7 +332,8 @@ def changes(
         if not batch:
             continue
         results = [_result(entries[index]) for index in batch]
-        contents = bound_contents(results, policy, io=io, note_type=note_type)
+        used = None if history else context_used(policy, messages, usage, results)
+        contents = bound_contents(results, policy, io=io, note_type=note_type, context=used)
         for index, result, new in zip(batch, results, contents, strict=True):
             if new is not result.content:
                 found.append((entries[index].where, new))

@@ -8,7 +8,7 @@ originals and writes the placeholders back in the conversation's own shape.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, NamedTuple, TypeVar
 
@@ -28,7 +28,7 @@ from ..core._media import media_of
 from ..core._sizes import human_size, parse_size
 from ..core._utf8 import sanitize, utf8_size
 from ..protocols import ArtifactSink
-from ._common import Entry, field, resolve, text_of, with_field
+from ._common import Entry, field, plain_json, resolve, text_of, with_field
 from ._shapes import FORMATS, detect_format, entries_of
 
 __all__ = [
@@ -130,20 +130,6 @@ def _replace(items: list[Any], shape: str, where: Any, placeholder: str) -> None
 # -- measuring and storing one output ------------------------------------------------
 
 
-def _plain(value: Any) -> Any:
-    """``value`` as JSON data: SDK models dumped, mappings and sequences walked."""
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    if isinstance(value, Mapping):
-        return {str(key): _plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
-    dump = getattr(value, "model_dump", None)
-    if callable(dump):
-        return _plain(dump(mode="json"))
-    return str(value)
-
-
 def _block_size(block: Any) -> int:
     text = text_of(block)
     if text is not None:
@@ -151,7 +137,7 @@ def _block_size(block: Any) -> int:
     media = media_of(block)
     if media is not None:
         return media.size
-    return json_size(_plain(block))
+    return json_size(plain_json(block))
 
 
 def _size(content: Any) -> int | None:
@@ -167,7 +153,7 @@ def _original(content: Any) -> bytes:
     """What is stored: a text's UTF-8, or the JSON of a list of blocks (media included)."""
     if isinstance(content, str):
         return sanitize(content).encode("utf-8")
-    return dumps(_plain(content)).encode("utf-8")
+    return dumps(plain_json(content)).encode("utf-8")
 
 
 def _text(content: Any) -> str:

@@ -36,9 +36,11 @@ __all__ = ["bound_messages", "compact_messages", "guard_messages", "guard_reques
 T = TypeVar("T")
 
 
-def _bound(messages: Iterable[T], policy: Policy | None, *, io: bool, history: bool) -> list[T]:
+def _bound(messages: Iterable[T], policy: Policy | None, *, io: bool, history: bool,
+           usage: Any = None) -> list[T]:
     items: list[Any] = list(messages)
-    found = changes(message_entries(items), resolve(policy), io=io, history=history)
+    found = changes(message_entries(items), resolve(policy), io=io, history=history,
+                    messages=items, usage=usage)
     by_message: dict[int, list[tuple[int, Any]]] = {}
     for (index, position), content in found:
         by_message.setdefault(index, []).append((position, content))
@@ -50,19 +52,24 @@ def _bound(messages: Iterable[T], policy: Policy | None, *, io: bool, history: b
     return cast("list[T]", items)
 
 
-def bound_messages(messages: Iterable[T], policy: Policy | None = None) -> list[T]:
+def bound_messages(
+    messages: Iterable[T], policy: Policy | None = None, *, usage: Any = None
+) -> list[T]:
     """Bound the ``tool_result`` blocks answering the latest assistant turn, as one batch.
 
     Args:
         messages: the ``messages`` of a Messages API request (dicts or SDK types).
         policy: the :class:`~toolcap.Policy`; by default, the configuration found
             from the working directory and the environment.
+        usage: the last response's ``usage`` (``input_tokens``, cached tokens
+            added): with ``context_window`` configured, the batch ceiling shrinks
+            as the window fills; without it, the messages are measured.
 
     Returns:
         A new list; the input is not modified. Messages without a changed
         result are the same objects.
     """
-    return _bound(messages, policy, io=True, history=False)
+    return _bound(messages, policy, io=True, history=False, usage=usage)
 
 
 def guard_messages(messages: Iterable[T], policy: Policy | None = None) -> list[T]:

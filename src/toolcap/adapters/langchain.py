@@ -56,7 +56,11 @@ T = TypeVar("T")
 
 def _bound(messages: Iterable[T], policy: Policy | None, *, io: bool, history: bool) -> list[T]:
     items: list[Any] = list(messages)
-    found = changes(langchain_entries(items), resolve(policy), io=io, history=history)
+    # The latest AIMessage carries the prompt size its provider reported.
+    usage = next((field(m, "usage_metadata") for m in reversed(items)
+                  if field(m, "type") in ("ai", "AIMessageChunk")), None)
+    found = changes(langchain_entries(items), resolve(policy), io=io, history=history,
+                    messages=items, usage=usage)
     for index, content in found:
         items[index] = with_field(items[index], "content", content)
     return cast("list[T]", items)
@@ -67,7 +71,9 @@ def bound_tool_messages(messages: Iterable[T], policy: Policy | None = None) -> 
 
     A list of ``ToolMessage`` objects alone (what a ``ToolNode`` returns) is one
     batch. Each message's tool is named by the matching tool call, else by its
-    own ``name``. Returns a new list; changed messages are copies
+    own ``name``. With ``context_window`` configured, the batch ceiling shrinks as
+    the window fills (the latest ``AIMessage``'s ``usage_metadata`` says how full it
+    is). Returns a new list; changed messages are copies
     (``model_copy``), the others the same objects; the input is not modified.
     """
     return _bound(messages, policy, io=True, history=False)

@@ -49,27 +49,34 @@ T = TypeVar("T")
 # -- Chat Completions ------------------------------------------------------------------
 
 
-def _chat(messages: Iterable[T], policy: Policy | None, *, io: bool, history: bool) -> list[T]:
+def _chat(messages: Iterable[T], policy: Policy | None, *, io: bool, history: bool,
+          usage: Any = None) -> list[T]:
     items: list[Any] = list(messages)
-    found = changes(chat_entries(items), resolve(policy), io=io, history=history)
+    found = changes(chat_entries(items), resolve(policy), io=io, history=history,
+                    messages=items, usage=usage)
     for index, content in found:
         items[index] = with_field(items[index], "content", content)
     return cast("list[T]", items)
 
 
-def bound_chat_messages(messages: Iterable[T], policy: Policy | None = None) -> list[T]:
+def bound_chat_messages(
+    messages: Iterable[T], policy: Policy | None = None, *, usage: Any = None
+) -> list[T]:
     """Bound the tool messages answering the latest assistant turn, as one batch.
 
     Args:
         messages: a Chat Completions ``messages`` list (dicts or SDK objects).
         policy: the :class:`~toolcap.Policy`; by default, the configuration found
             from the working directory and the environment.
+        usage: the last response's ``usage`` (or its ``prompt_tokens``): with
+            ``context_window`` configured, the batch ceiling shrinks as it fills;
+            without it, the messages are measured.
 
     Returns:
         A new list; the input is not modified. Tool messages with string content
         or text content parts are bounded; other messages are the same objects.
     """
-    return _chat(messages, policy, io=True, history=False)
+    return _chat(messages, policy, io=True, history=False, usage=usage)
 
 
 def guard_chat_messages(messages: Iterable[T], policy: Policy | None = None) -> list[T]:
@@ -95,17 +102,19 @@ def guard_chat_request(request: Mapping[str, Any], policy: Policy | None = None)
 
 # -- Responses API -----------------------------------------------------------------------
 
-def _responses(items: Iterable[T], policy: Policy | None, *, io: bool, history: bool) -> list[T]:
+def _responses(items: Iterable[T], policy: Policy | None, *, io: bool, history: bool,
+               usage: Any = None) -> list[T]:
     listed: list[Any] = list(items)
-    found = changes(
-        responses_entries(listed), resolve(policy), io=io, history=history, note_type="input_text"
-    )
+    found = changes(responses_entries(listed), resolve(policy), io=io, history=history,
+                    note_type="input_text", messages=listed, usage=usage)
     for index, output in found:
         listed[index] = with_field(listed[index], "output", output)
     return cast("list[T]", listed)
 
 
-def bound_responses_input(items: Iterable[T], policy: Policy | None = None) -> list[T]:
+def bound_responses_input(
+    items: Iterable[T], policy: Policy | None = None, *, usage: Any = None
+) -> list[T]:
     """Bound the ``function_call_output`` items answering the latest model turn.
 
     The latest turn is the last run of model items (``function_call``,
@@ -113,12 +122,13 @@ def bound_responses_input(items: Iterable[T], policy: Policy | None = None) -> l
     named by the ``function_call`` with its ``call_id``. String outputs and the
     ``input_text`` parts of list outputs are bounded; an ``input_image`` or
     ``input_file`` whose base64 data is over ``media_threshold`` is kept and
-    replaced by an ``input_text`` part naming it.
+    replaced by an ``input_text`` part naming it. ``usage``: the last response's
+    ``usage``, for ``context_window`` (see :func:`bound_chat_messages`).
 
     Returns:
         A new list; the input is not modified.
     """
-    return _responses(items, policy, io=True, history=False)
+    return _responses(items, policy, io=True, history=False, usage=usage)
 
 
 def guard_responses_input(items: Iterable[T], policy: Policy | None = None) -> list[T]:

@@ -1,0 +1,79 @@
+"""Context pressure: the batch ceiling of a turn shrinks as the context window fills.
+
+With ``context_window`` set, a turn's batch ceiling is the lesser of
+``batch_ceiling`` and half of what is left of the window once ``reserve`` (room for
+the answer) and what the conversation already uses are taken out. "Used" is the
+prompt size the API last reported, or the measure of the messages when none was.
+
+Bounds stay in bytes. The API reports tokens, and a window may be written in
+tokens (``"200k tokens"``); a token counts as :data:`BYTES_PER_TOKEN` bytes, a
+conservative figure (English prose and code run 3.5-4.5 bytes a token, CJK text,
+JSON and base64 about 2.5-3.5), so the byte bound errs on the tight side.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ._errors import ConfigError
+from ._media import field
+from ._sizes import MIN_LIMIT, Limit, parse_size
+
+__all__ = [
+    "BYTES_PER_TOKEN",
+    "PRESSURE_SHARE",
+    "parse_window",
+    "pressure_ceiling",
+    "reported_tokens",
+]
+
+BYTES_PER_TOKEN = 3
+#: The share of what is left of the window that one turn's tool results may take.
+PRESSURE_SHARE = 0.5
+_TOKENS = re.compile(r"\s*([0-9]{1,12})\s*([kKmM]?)\s*tokens?\s*\Z")
+
+
+def parse_window(value: object, *, key: str, file: str | None = None) -> int:
+    """A window or reserve in bytes: a size (``"800KB"``) or tokens (``"200k tokens"``).
+
+    In tokens, ``k`` is 1,000 and ``M`` 1,000,000 (as model windows are quoted).
+    """
+    if isinstance(value, str):
+        found = _TOKENS.match(value)
+        if found is not None:
+            scale = {"": 1, "k": 1000, "m": 1000**2}[found.group(2).lower()]
+            return int(found.group(1)) * scale * BYTES_PER_TOKEN
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise ConfigError(f"{value!r} is not a size or a number of tokens", key=key, file=file)
+    return parse_size(value, key=key, file=file)
+
+
+def pressure_ceiling(ceiling: Limit, window: int | None, reserve: int, used: int | None) -> Limit:
+    """The batch ceiling of a turn under context pressure (``window`` None: ``ceiling``).
+
+    Never below 1 KB, the smallest limit anything takes, so a full window still
+    leaves each result a marker naming where it was kept.
+    """
+    if window is None:
+        return ceiling
+    left = max(0, window - reserve - (used or 0))
+    share = max(MIN_LIMIT, int(left * PRESSURE_SHARE))
+    return share if ceiling is None else min(ceiling, share)
+
+
+def reported_tokens(usage: Any) -> int | None:
+    """The prompt size an API reported, in tokens: OpenAI Chat ``prompt_tokens``,
+    Responses and Anthropic ``input_tokens`` (Anthropic's cached tokens added),
+    LangChain ``usage_metadata``; an ``int`` as it is."""
+    if isinstance(usage, int) and not isinstance(usage, bool):
+        return max(0, usage)
+    total = 0
+    for key in ("prompt_tokens", "input_tokens", "cache_read_input_tokens",
+                "cache_creation_input_tokens"):
+        value = field(usage, key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            total += value
+            if key == "prompt_tokens":
+                break
+    return total or None
