@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench_proxy.py             # 300 small calls, 5 x 10 MB
     .venv/bin/python benchmarks/bench_proxy.py --quick     # 200 small calls, 2 x 10 MB
+    .venv/bin/python benchmarks/bench_proxy.py --quick --big-sizes 10MB,100MB
 
 The upstream is the test server (tests/servers/bigserver.py), over stdio.
 
@@ -37,13 +38,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from toolcap import parse_size  # noqa: E402
 from toolcap.proxy._io import LineReader  # noqa: E402
 
 SERVER = [sys.executable, str(ROOT / "tests" / "servers" / "bigserver.py")]
 TOOLCAP = [sys.executable, "-c", "import sys; from toolcap.cli import main; sys.exit(main())"]
 FASTMCP_PY = ROOT / "benchmarks" / ".venv-fastmcp" / "bin" / "python"
 FASTMCP = [str(FASTMCP_PY), str(ROOT / "benchmarks" / "_fastmcp_proxy.py")]
-BIG = 10 * 1024 * 1024
 
 
 class LineClient:
@@ -117,13 +118,13 @@ def small_calls(clients: dict[str, LineClient], n: int) -> dict[str, tuple[float
     return {name: percentiles(values) for name, values in samples.items()}
 
 
-def big_calls(client: LineClient, runs: int, label: str) -> tuple[float, int]:
+def big_calls(client: LineClient, runs: int, label: str, big: int) -> tuple[float, int]:
     times = []
     size = 0
     for run in range(runs):
         tag = f"{label}{run}{time.time_ns()}"  # new content each run: a real store write
         start = time.perf_counter()
-        line = client.call("big_text", {"size": BIG, "tag": tag})
+        line = client.call("big_text", {"size": big, "tag": tag})
         times.append(time.perf_counter() - start)
         size = len(line)
     return statistics.median(times), size
@@ -169,7 +170,10 @@ def ms(seconds: float) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="200 small calls, 2 big runs")
+    parser.add_argument("--big-sizes", default="10MB",
+                        help="sizes of the big tool results, comma-separated (default 10MB)")
     args = parser.parse_args()
+    big_sizes = [(text.strip(), parse_size(text)) for text in args.big_sizes.split(",")]
     n_small = 200 if args.quick else 300
     n_big = 2 if args.quick else 5
 
@@ -202,16 +206,19 @@ def main() -> None:
         p50, p95 = session[name]
         print(f"  {name:14} p50 {ms(p50)}  p95 {ms(p95)}")
 
-    print(f"\n10 MB tool result, time until the client holds the result (median of {n_big})")
-    big: dict[str, tuple[float, int]] = {}
-    for name, argv in setups.items():
-        client = LineClient(argv, env)
-        big[name] = big_calls(client, n_big, name[:3])
-        client.close()
-        seconds, size = big[name]
-        print(f"  {name:14} {seconds * 1000:9.1f} ms   response line {size:>10,} bytes")
+    big: dict[tuple[str, str], tuple[float, int]] = {}
+    for size_text, size in big_sizes:
+        print(f"\n{size_text} tool result, time until the client holds the result"
+              f" (median of {n_big})")
+        for name, argv in setups.items():
+            client = LineClient(argv, env)
+            big[name, size_text] = big_calls(client, n_big, name[:3], size)
+            client.close()
+            seconds, length = big[name, size_text]
+            print(f"  {name:14} {seconds * 1000:9.1f} ms   response line {length:>12,} bytes")
 
-    print("\nRatios (lower is better; goals: small calls <= 1.3x direct, 10 MB <= 1.5x upstream)")
+    print("\nRatios (lower is better; goals: small calls <= 1.3x direct,"
+          " each big result <= 1.3x upstream)")
     base50, base95 = small["direct"]
     sbase50, sbase95 = session["direct"]
     for name in setups:
@@ -222,13 +229,16 @@ def main() -> None:
         print(
             f"  {name:14} small p50 {p50 / base50:5.2f}x  p95 {p95 / base95:5.2f}x   "
             f"(SDK client: p50 {s50 / sbase50:5.2f}x  p95 {s95 / sbase95:5.2f}x)   "
-            f"10 MB {big[name][0] / big['direct'][0]:5.2f}x"
+            + "  ".join(f"{size_text} {big[name, size_text][0] / big['direct', size_text][0]:5.2f}x"
+                        for size_text, _ in big_sizes)
         )
     if "FastMCP proxy" in setups:
         t, f = "toolcap proxy", "FastMCP proxy"
         print(
             f"  toolcap vs FastMCP: small p50 {small[t][0] / small[f][0]:5.2f}x  "
-            f"p95 {small[t][1] / small[f][1]:5.2f}x   10 MB {big[t][0] / big[f][0]:5.2f}x"
+            f"p95 {small[t][1] / small[f][1]:5.2f}x   "
+            + "  ".join(f"{size_text} {big[t, size_text][0] / big[f, size_text][0]:5.2f}x"
+                        for size_text, _ in big_sizes)
         )
 
 
