@@ -54,10 +54,11 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ArtifactSt
 
 
 def _visible(root: Path) -> list[Path]:
-    return sorted(p for p in root.rglob("*") if p.is_file() and ".tmp" not in p.parts)
+    hidden = {".tmp", ".usage"}  # writes in progress; the total size's journal
+    return sorted(p for p in root.rglob("*") if p.is_file() and not hidden & set(p.parts))
 
 
 @pytest.fixture
 def visible_files() -> object:
-    """``visible_files(root)``: every file under root outside the temporaries directory."""
+    """``visible_files(root)``: every file under root but temporaries and the size journal."""
     return _visible

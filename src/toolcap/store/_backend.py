@@ -155,6 +155,14 @@ class StoreBackend(ABC):
         """Remove spools and orphan records last changed before ``older_than``; how many."""
         return 0
 
+    def stored_total(self) -> int | None:
+        """The total stored bytes if the backend keeps it (cheaply); ``None``: sum a scan."""
+        return None
+
+    def recount_total(self) -> None:
+        """Set a kept total from a full scan (``gc`` calls it to undo any drift)."""
+        return None  # nothing kept, nothing to set
+
     # ----------------------------------------------------------------- helpers
     def info_or_none(self, ident: str) -> ArtifactInfo | None:
         """The record of ``ident``, or ``None`` when it is gone or unreadable."""

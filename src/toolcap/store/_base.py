@@ -145,11 +145,15 @@ class ArtifactStore(StoreBackend):
                 self._after_write()
 
     def _after_write(self) -> None:
-        if self.limits.max_total_size is None:
+        cap = self.limits.max_total_size
+        if cap is None:
             return
         try:
+            total = self.stored_total()  # kept incrementally where the backend can
+            if total is not None and total <= cap:
+                return
             entries = self.scan()
-            if sum(size for _, size, _ in entries) > self.limits.max_total_size:
+            if sum(size for _, size, _ in entries) > cap:
                 evict(self, GcReport(dry_run=False), entries, by_age=False)
         except Exception as exc:  # the artifact is stored; eviction is best effort
             log.debug("artifact eviction after write failed: %s", type(exc).__name__)
@@ -375,6 +379,8 @@ class ArtifactStore(StoreBackend):
             now = self.clock()
             report.stale_temporaries = self.clean_temporaries(now - GRACE_SECONDS, dry_run)
             evict(self, report, self.scan(), by_age=True)
+            if not dry_run:
+                self.recount_total()
         return report
 
 

@@ -6,6 +6,7 @@ secrets)::
     <root>/ab/ab12…(32 hex)        the stored bytes: a plain file any tool can open
     <root>/ab/ab12….json           its metadata record (never any content)
     <root>/.tmp/.w<pid>-<start>-xyz.tmp   writes in progress, named for their writer
+    <root>/.usage/journal, lock    the total size, kept incrementally (store/_usage.py)
 
 A write goes to ``.tmp`` (same file system), is flushed to disk, then
 hard-linked into place: the link is atomic and fails if the name exists, so the
@@ -38,6 +39,7 @@ from toolcap.store._backend import Clock
 from toolcap.store._base import ArtifactStore
 from toolcap.store._records import ArtifactInfo
 from toolcap.store._spools import orphaned, remove_orphans, spool_prefix
+from toolcap.store._usage import UsageJournal, journal_available
 
 __all__ = ["LocalStore", "default_root"]
 
@@ -78,6 +80,7 @@ class LocalStore(ArtifactStore):
         self.root = path.absolute()
         self.fsync = fsync
         self._ready: set[Path] = set()  # directories known to exist and be ours
+        self._usage = UsageJournal(self.root / ".usage") if journal_available() else None
 
     def __repr__(self) -> str:
         return f"LocalStore({str(self.root)!r})"
@@ -189,7 +192,11 @@ class LocalStore(ArtifactStore):
             self._link(meta.name, data.with_name(ident + ".json"))
         finally:
             self.drop_spool(meta)
-        if self._link(spool.name, data):
+        with self._changing():
+            linked = self._link(spool.name, data)
+            if linked and self._usage is not None:
+                self._usage.record(info.bytes)
+        if linked:
             os.utime(data, (info.created, info.created), follow_symlinks=False)
         else:
             self.touch(ident, info.created)
@@ -256,9 +263,33 @@ class LocalStore(ArtifactStore):
 
     def remove(self, ident: str) -> None:
         path = self._checked(ident)
-        os.unlink(path)
+        with self._changing():
+            size = os.lstat(path).st_size
+            os.unlink(path)  # only one remover gets past this: it alone records the change
+            if self._usage is not None:
+                self._usage.record(-size)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path.with_name(ident + ".json"))
+
+    def _changing(self) -> contextlib.AbstractContextManager[None]:
+        if self._usage is None:
+            return contextlib.nullcontext()
+        self._mkdir(self.root / ".usage")
+        return self._usage.changing()
+
+    def _scanned_total(self) -> int:
+        return sum(size for _, size, _ in self.scan())
+
+    def stored_total(self) -> int | None:
+        if self._usage is None:
+            return None
+        self._mkdir(self.root / ".usage")
+        return self._usage.total(self._scanned_total)
+
+    def recount_total(self) -> None:
+        if self._usage is not None and self.root.is_dir():
+            self._mkdir(self.root / ".usage")
+            self._usage.reset(self._scanned_total)
 
     def clean_temporaries(self, older_than: float, dry_run: bool) -> int:
         stale: list[str] = []
