@@ -118,14 +118,17 @@ class ArtifactStore(StoreBackend):
         What is stored with a size other than its record's is removed, so that
         the write that follows heals it.
         """
-        if not self.exists(ident):
-            return False
-        info = self.info_or_none(ident)
-        if info is not None and self.object_size(ident) == info.bytes:
-            self.touch(ident, now)
-            return True
-        self._records.pop(ident, None)
-        self.remove(ident)
+        try:
+            if not self.exists(ident):
+                return False
+            info = self.info_or_none(ident)
+            if info is not None and self.object_size(ident) == info.bytes:
+                self.touch(ident, now)
+                return True
+            self._records.pop(ident, None)
+            self.remove(ident)
+        except FileNotFoundError:
+            pass  # removed meanwhile by another process (a delete, an eviction): write it
         return False
 
     def open_writer(self, *, tool: str | None = None) -> ArtifactWriter:

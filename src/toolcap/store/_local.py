@@ -181,8 +181,20 @@ class LocalStore(ArtifactStore):
         spool.flush()
         if self.fsync:
             _datasync(spool.fileno())
-        data = self._data(ident, create=True)
         record = json.dumps(info.record(), separators=(",", ":")).encode()
+        for attempt in range(3):
+            try:
+                self._publish_once(ident, spool, info, record)
+                return
+            except FileNotFoundError:
+                # The same content, found in place, was removed (a delete or an
+                # eviction elsewhere) before it could count as used: link again.
+                if attempt == 2:
+                    raise
+
+    def _publish_once(self, ident: str, spool: IO[bytes], info: ArtifactInfo,
+                      record: bytes) -> None:
+        data = self._data(ident, create=True)
         meta = self.new_spool()
         try:
             meta.write(record)
@@ -196,10 +208,11 @@ class LocalStore(ArtifactStore):
             linked = self._link(spool.name, data)
             if linked and self._usage is not None:
                 self._usage.record(info.bytes)
-        if linked:
-            os.utime(data, (info.created, info.created), follow_symlinks=False)
-        else:
+        if not linked:
             self.touch(ident, info.created)
+            return
+        with contextlib.suppress(FileNotFoundError):  # deleted at once by another: that's theirs
+            os.utime(data, (info.created, info.created), follow_symlinks=False)
 
     def exists(self, ident: str) -> bool:
         try:
