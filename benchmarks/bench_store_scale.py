@@ -138,17 +138,22 @@ def main() -> None:
     parser.add_argument("--dir", help="where to write (default: the system temp dir)")
     parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer runs")
     parser.add_argument("--only", default="lines,puts", help="comma-separated sections")
+    parser.add_argument("--size", type=int, help="MB of the local artifact (default 1024)")
+    parser.add_argument("--s3-size", type=int, help="MB of the S3 artifact (default 1024)")
+    parser.add_argument("--runs", type=int, help="timed runs of each case (best is shown)")
     args = parser.parse_args()
     only = set(args.only.split(","))
     quick = args.quick
     work = Path(tempfile.mkdtemp(prefix="toolcap-bench-", dir=args.dir))
     rows: list[Row] = []
     try:
+        runs = args.runs or (2 if quick else 3)
         if "lines" in only:
-            size = 100 * MB if quick else 1024 * MB
-            rows += bench_lines(work, size, 64 * MB if quick else 1024 * MB, 3 if quick else 5)
+            size = (args.size or (100 if quick else 1024)) * MB
+            s3_size = (args.s3_size or (64 if quick else 1024)) * MB
+            rows += bench_lines(work, size, s3_size, runs)
         if "puts" in only:
-            rows += bench_puts(work, (10, 2_000 if quick else 10_000), 200, 2 if quick else 3)
+            rows += bench_puts(work, (10, 2_000 if quick else 10_000), 200, runs)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     width = max(len(case) for case, _, _ in rows)
