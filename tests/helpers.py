@@ -49,3 +49,22 @@ class Toolcap:
 def reference_of(data: bytes) -> str:
     """The reference a one-shot put of ``data`` gives."""
     return reference_for(data)
+
+
+#: Set this variable (``TOOLCAP_WRITE_CASES=1``) to rewrite golden files from what the code
+#: now gives, then read the diff before committing: the one convention for tests/data.
+WRITE_CASES = "TOOLCAP_WRITE_CASES"
+
+
+def assert_golden(path: Path, actual: bytes) -> None:
+    """``actual`` must equal the golden file ``path`` byte for byte.
+
+    With ``TOOLCAP_WRITE_CASES`` set, the file is (re)written first, so a deliberate
+    change of behaviour is one run and one reviewed diff.
+    """
+    if os.environ.get(WRITE_CASES):
+        path.write_bytes(actual)
+    expected = path.read_bytes()
+    assert actual == expected, (
+        f"{path.name} differs from what the code gives; if the change is deliberate, run "
+        f"with {WRITE_CASES}=1 and review the diff")

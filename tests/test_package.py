@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import toolcap
 
 SOURCE = Path(toolcap.__file__).parent
@@ -174,6 +176,27 @@ def test_importing_toolcap_pulls_in_no_integration() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_importing_toolcap_loads_no_adapter_until_bounded_is_used() -> None:
+    code = (
+        "import sys, toolcap\n"
+        "print(sorted(m for m in sys.modules if m.startswith('toolcap.adapters')))\n"
+        "print('bounded' in dir(toolcap), 'bounded' in toolcap.__all__)\n"
+        "print(toolcap.bounded.__module__)\n"
+        "from toolcap import bounded\n"
+        "print(bounded is toolcap.bounded)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == [
+        "[]", "True True", "toolcap.adapters._decorator", "True"]
+
+
+def test_every_public_name_resolves() -> None:
+    for name in toolcap.__all__:
+        assert getattr(toolcap, name) is not None, name
+    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+        toolcap.nothing_here  # noqa: B018
 
 
 def test_the_package_is_typed() -> None:

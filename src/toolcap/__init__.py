@@ -9,15 +9,19 @@ artifact store that the model can read back.
 (True, True)
 """
 
+from typing import TYPE_CHECKING, Any
+
 from ._config import Config, StoreLimits, ToolPolicy, load_config
 from ._finalize import FinalizedResponse, Policy, ToolResponse
-from .adapters._compact import Compacted, CompactReport, compact
-from .adapters._decorator import bounded
 from .core._cut import CapResult, cap_text
 from .core._errors import ConfigError, StoreError
 from .core._json import json_size, project_json_blocks, project_json_text
 from .core._marker import DEFAULT_MARKER
 from .core._sizes import human_size, parse_limit, parse_size
+
+if TYPE_CHECKING:
+    from .adapters._compact import Compacted, CompactReport, compact
+    from .adapters._decorator import bounded
 
 __all__ = [
     "DEFAULT_MARKER",
@@ -46,3 +50,27 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+
+# ``bounded`` and ``compact`` live with the adapters; they are loaded on first use so
+# that ``import toolcap`` loads no adapter (tests/test_package.py checks it).
+_LAZY = {
+    "bounded": "toolcap.adapters._decorator",
+    "compact": "toolcap.adapters._compact",
+    "Compacted": "toolcap.adapters._compact",
+    "CompactReport": "toolcap.adapters._compact",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value  # found directly from now on
+        return value
+    raise AttributeError(f"module 'toolcap' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

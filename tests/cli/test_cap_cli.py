@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import PYTHON, TOOLCAP, Toolcap, reference_of
+from helpers import PYTHON, TOOLCAP, Toolcap, assert_golden, reference_of
 from toolcap import cap_text
 from toolcap.core._refs import format_ref
 
@@ -187,13 +187,27 @@ def test_bad_arguments_are_one_line_errors_with_status_2(
     assert result.stderr.count(b"\n") == 1 and message in result.stderr
 
 
-@pytest.mark.parametrize("case", sorted(p.stem for p in CASES.glob("*.input")))
+CASE_NAMES = sorted(p.stem for p in CASES.glob("*.input"))
+
+
+@pytest.mark.parametrize("case", CASE_NAMES)
 def test_data_driven_cut_cases(toolcap: Toolcap, case: str) -> None:
-    """tests/data/cap/NAME.input through `toolcap cap $(cat NAME.args)` gives NAME.expected."""
+    """tests/data/cap/NAME.input through `toolcap cap $(cat NAME.args)` gives NAME.expected.
+
+    To add a case, write the ``.input`` and ``.args`` files and run this test with
+    ``TOOLCAP_WRITE_CASES=1`` to produce the ``.expected`` file; read it before committing.
+    """
     args = shlex.split((CASES / f"{case}.args").read_text())
     result = toolcap("cap", *args, input=(CASES / f"{case}.input").read_bytes())
     assert result.returncode == 0, result.stderr
-    assert result.stdout == (CASES / f"{case}.expected").read_bytes()
+    assert_golden(CASES / f"{case}.expected", result.stdout)
+
+
+def test_every_cap_case_has_its_three_files() -> None:
+    assert CASE_NAMES, "no cap cases found"
+    for name in CASE_NAMES:
+        assert (CASES / f"{name}.args").is_file(), name
+        assert (CASES / f"{name}.expected").is_file(), name
 
 
 def test_a_reader_that_goes_away_is_not_an_error(toolcap: Toolcap) -> None:

@@ -6,12 +6,12 @@ To add a case, write the ``.in`` and ``.toml`` files, run this module with
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import pytest
 
+from helpers import assert_golden
 from toolcap import cap_text
 
 if sys.version_info >= (3, 11):
@@ -34,9 +34,7 @@ def test_cut_case_matches_expected_output(name: str) -> None:
         text = raw
     result = cap_text(text, options.pop("limit"), **options)
     expected_path = CASES / f"{name}.out"
-    if os.environ.get("TOOLCAP_WRITE_CASES"):
-        expected_path.write_bytes(result.text.encode("utf-8"))
-    assert result.text.encode("utf-8") == expected_path.read_bytes()
+    assert_golden(expected_path, result.text.encode("utf-8"))
     assert result.kept_bytes == len(expected_path.read_bytes())
 
 
