@@ -1,4 +1,4 @@
-"""Sizes: the DESIGN.md grammar and human_size examples, verbatim."""
+"""Sizes: the grammar and the human_size examples of the README, verbatim."""
 
 from __future__ import annotations
 
@@ -114,10 +114,17 @@ def test_parse_limit_accepts_one_kilobyte_and_up() -> None:
         (5 * 1073741824 + 1073741823, "5.9 GB"),
     ],
 )
-def test_human_size_matches_design_examples(n: int, expected: str) -> None:
+def test_human_size_matches_readme_examples(n: int, expected: str) -> None:
     assert human_size(n) == expected
 
 
 def test_human_size_truncates_tenths_instead_of_rounding() -> None:
     assert human_size(1024 + 1023) == "1.9 KB"
     assert human_size(2 * 1048576 - 1) == "1.9 MB"
+
+
+@pytest.mark.parametrize("value", [1536.0, 1024.5, float("nan"), True, "1536", None])
+def test_human_size_refuses_what_is_not_a_whole_number_of_bytes(value: object) -> None:
+    # 1536.0 used to print as '1.0.5.0 KB'.
+    with pytest.raises(TypeError, match="whole number of bytes"):
+        human_size(value)  # type: ignore[arg-type]

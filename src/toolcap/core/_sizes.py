@@ -111,7 +111,12 @@ def human_size(n: int) -> str:
 
     >>> human_size(637952), human_size(1048575), human_size(10900000)
     ('623.0 KB', '1023.9 KB', '10.3 MB')
+
+    Only whole numbers of bytes: anything else (a float, a bool) raises
+    :class:`TypeError`, rather than print a malformed size.
     """
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise TypeError(f"human_size takes a whole number of bytes (an int), got {n!r}")
     if n < 1024:
         return f"{n} B"
     # Branches, not a loop over units: every marker prints two sizes.

@@ -29,7 +29,7 @@ __all__ = ["ProxyHooks"]
 
 
 class ProxyHooks:
-    """The bounding layer of the relay (see :class:`toolcap.proxy._relay.Hooks`)."""
+    """The bounding layer of the relay (it implements :class:`toolcap.proxy._contracts.Hooks`)."""
 
     def __init__(
         self,
