@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolcap import human_size
+from toolcap import ConfigError, human_size
 from toolcap.core._json import (
     DEFAULT_WIRE_MARKER,
     TEXT_BLOCK_OVERHEAD,
@@ -18,6 +18,7 @@ from toolcap.core._json import (
     project_json_blocks,
     project_json_text,
 )
+from toolcap.core._marker import Marker
 
 BUDGET = 65536
 SIZE = r"\d+(?:\.\d)? (?:B|KB|MB|GB)"
@@ -182,10 +183,13 @@ def test_a_custom_marker_is_rendered_at_the_cut() -> None:
 
 
 def test_bad_arguments_are_refused() -> None:
-    with pytest.raises(ValueError, match="200 bytes"):
+    # A bad wire marker is a configuration error, as a bad size marker is (core/_marker.py).
+    with pytest.raises(ConfigError, match="200 bytes"):
         project_json_text("z" * 10_000, 4096, marker="m" * 201)
-    with pytest.raises(ValueError, match="marker template"):
+    with pytest.raises(ConfigError, match="marker template"):
         project_json_text("z" * 10_000, 4096, marker="{unknown}")
+    with pytest.raises(ConfigError):
+        Marker.parse("{unknown}")
     with pytest.raises(ValueError, match="2 bytes"):
         project_json_text("z", 1)
 

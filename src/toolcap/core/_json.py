@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from ._allocate import water_fill
+from ._errors import ConfigError
 from ._jsonsize import Fit, dumps, fit_prefix, fit_suffix, json_size, measure
 from ._marker import MAX_MARKER_BYTES, SHORT_MARKER
 from ._refs import short_ref
@@ -87,10 +88,11 @@ def _render(template: str, omitted: int, original: int, budget: int) -> str:
             where="",
         )
     except (KeyError, IndexError, ValueError) as error:
-        raise ValueError(f"invalid marker template {template!r}"
-                         f" (fields: omitted, original, budget, where): {error}") from None
+        # The same error as a bad size marker's (core/_marker.py): a template is configuration.
+        raise ConfigError(f"invalid marker template {template!r}"
+                          f" (fields: omitted, original, budget, where): {error}") from None
     if len(rendered.encode("utf-8", "surrogatepass")) > MAX_MARKER_BYTES:
-        raise ValueError(f"the rendered marker is over {MAX_MARKER_BYTES} bytes: {rendered!r}")
+        raise ConfigError(f"the rendered marker is over {MAX_MARKER_BYTES} bytes: {rendered!r}")
     return rendered
 
 
@@ -180,8 +182,8 @@ def project_json_text(
 
     ``marker`` is a ``str.format`` template with the fields ``{omitted}``,
     ``{original}``, ``{budget}`` and ``{where}`` (see :func:`wire_marker`; empty
-    here); rendered it must be at most 200 bytes, else
-    ``ValueError``. When the budget cannot hold it, ``[toolcap: truncated]`` or
+    here); rendered it must be at most 200 bytes, else :class:`~toolcap.ConfigError`
+    (a ``ValueError``). When the budget cannot hold it, ``[toolcap: truncated]`` or
     ``…`` stands in for it (nothing at all below 5 bytes). Raises ``ValueError``
     for a budget below 2 (the two quotes).
     """
