@@ -10,13 +10,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from ._config import Config, ToolPolicy, load_config
 from ._diagnostics import observe
 from ._notice import Cap, emit_notice, failure_reason, logger, notice_line
 from .core._allocate import water_fill
 from .core._cut import cut
+from .core._default import DEFAULT, Default
 from .core._pressure import pressure_ceiling
 from .core._refs import MAX_REFERENCE_LENGTH, REFERENCE_LENGTH
 from .core._sizes import Limit
@@ -168,7 +169,7 @@ class Policy:
             and the built-in defaults apply (use :meth:`load` to read files).
         sink: where cut originals are kept. ``"default"`` opens the store named by
             ``config.artifacts`` on first use; ``None`` keeps nothing.
-        notices: print the notice line on stderr (default: ``config.notices``).
+        notices: print the notice line on stderr; ``"default"``: ``config.notices``.
         known_tools: tool names the caller has; configured tools not among them
             are reported with a WARNING, never an error.
     """
@@ -177,14 +178,14 @@ class Policy:
         self,
         config: Config | None = None,
         *,
-        sink: ArtifactSink | Literal["default"] | None = "default",
-        notices: bool | None = None,
+        sink: ArtifactSink | Default | None = DEFAULT,
+        notices: bool | Default = DEFAULT,
         stderr: TextIO | None = None,
         known_tools: Iterable[str] | None = None,
     ) -> None:
         self.config = config or Config()
-        self._sink: ArtifactSink | Literal["default"] | None = sink
-        self.notices = self.config.notices if notices is None else notices
+        self._sink: ArtifactSink | Default | None = sink
+        self.notices = self.config.notices if notices == DEFAULT else bool(notices)
         self._stderr = stderr
         if known_tools is not None:
             for name in self.config.unknown_tools(known_tools):

@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 
 from .._finalize import FinalizedResponse, Policy, ToolResponse
 from .._wire import blocks_fit, fit_wire
+from ..core._default import DEFAULT, Default
 from ..core._json import dumps, json_size
 from ..core._media import Media, media_of, not_sent_note, resource_media
 from ..core._refs import format_ref
@@ -234,19 +235,20 @@ def bound_call_tool_result_dict(
     *,
     tool: str,
     call_id: str | None = None,
-    media_threshold: int | object | None = ...,
+    media_threshold: int | Default | None = DEFAULT,
     wire_budget: int | None = None,
 ) -> BoundedResult:
     """Bound a ``CallToolResult`` in its JSON form; the input is not modified.
 
-    ``media_threshold`` defaults to ``policy.config.media_threshold`` (``None``
-    means no limit on media). ``wire_budget`` (``None``: none) bounds the JSON
-    bytes of the text fields together, after the model-facing caps.
+    ``media_threshold``: ``"default"`` (the default) takes
+    ``policy.config.media_threshold``; ``None`` means no limit on media.
+    ``wire_budget`` (``None``: none) bounds the JSON bytes of the text fields
+    together, after the model-facing caps.
     """
     content = result.get("content")
     if not isinstance(content, list):
         return BoundedResult(result, False, ())
-    threshold = policy.config.media_threshold if media_threshold is ... else media_threshold
+    threshold = policy.config.media_threshold if media_threshold == DEFAULT else media_threshold
     work = _Bounder(
         policy, tool, call_id, threshold if isinstance(threshold, int) else None, wire_budget
     )
@@ -309,7 +311,7 @@ def bound_call_tool_result(
     *,
     tool: str,
     call_id: str | None = None,
-    media_threshold: int | object | None = ...,
+    media_threshold: int | Default | None = DEFAULT,
     wire_budget: int | None = None,
 ) -> T:
     """Bound a ``CallToolResult``: a ``dict`` in JSON form or the SDK's model.
@@ -356,7 +358,7 @@ def bound_read_resource_result_dict(
     *,
     uri: str,
     call_id: str | None = None,
-    media_threshold: int | object | None = ...,
+    media_threshold: int | Default | None = DEFAULT,
     wire_budget: int | None = None,
 ) -> BoundedResult:
     """Bound a ``resources/read`` result (its ``contents``) by the same rules.
@@ -368,7 +370,7 @@ def bound_read_resource_result_dict(
     if not isinstance(contents, list):
         return BoundedResult(result, False, ())
     tool = resource_tool_name(uri)
-    threshold = policy.config.media_threshold if media_threshold is ... else media_threshold
+    threshold = policy.config.media_threshold if media_threshold == DEFAULT else media_threshold
     work = _Bounder(
         policy, tool, call_id, threshold if isinstance(threshold, int) else None, wire_budget
     )

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import queue
 import threading
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
+from ..core._default import DEFAULT, Default
 from ..core._errors import StoreError
 from ..core._sizes import Limit
 from ..protocols import StreamingArtifactSink
@@ -75,20 +76,21 @@ def open_stream(
     policy: Policy,
     tool: str,
     *,
-    threshold: Limit | Literal["policy"] = "policy",
-    ceiling: Limit | Literal["policy"] = "policy",
+    threshold: Limit | Default = DEFAULT,
+    ceiling: Limit | Default = DEFAULT,
     spill: bool = True,
 ) -> CapStream:
     """A :class:`CapStream` for ``tool`` under ``policy`` (its configuration and store).
 
-    ``threshold`` and ``ceiling`` default to the tool's ``size_threshold`` and the
-    configured batch ceiling. The full stream is kept only if ``spill`` and the
-    tool's own ``spill`` setting both allow it and the policy has a store.
+    ``threshold`` and ``ceiling``: ``"default"`` (the default) takes the tool's
+    ``size_threshold`` and the configured batch ceiling; ``None`` is no limit. The
+    full stream is kept only if ``spill`` and the tool's own ``spill`` setting both
+    allow it and the policy has a store.
     """
     tool_policy = policy.for_tool(tool)
     cutter = StreamCutter(
-        tool_policy.size_threshold if threshold == "policy" else threshold,
-        ceiling=policy.config.batch_ceiling if ceiling == "policy" else ceiling,
+        tool_policy.size_threshold if threshold == DEFAULT else threshold,
+        ceiling=policy.config.batch_ceiling if ceiling == DEFAULT else ceiling,
         strategy=tool_policy.strategy,
         head_ratio=tool_policy.head_ratio,
         marker=tool_policy.marker,
