@@ -6,16 +6,9 @@ import argparse
 
 from .._config import Config, load_config
 from .._finalize import Policy
+from ..core._errors import CommandError
 
 __all__ = ["CommandError", "add_config_options", "load_cli_config", "policy_from"]
-
-
-class CommandError(Exception):
-    """An expected failure: printed as one line, exit with ``status``."""
-
-    def __init__(self, message: str, status: int = 2) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 def add_config_options(parser: argparse.ArgumentParser) -> None:

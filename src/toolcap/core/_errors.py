@@ -1,6 +1,47 @@
-"""The errors toolcap raises on purpose."""
+"""Every error toolcap raises on purpose, in one place.
+
+Each class is also importable from the module that raises it, under the same
+name, so callers import it from where it comes from or from here alike.
+
+Met by a caller of the library (public):
+
+* :class:`ConfigError` (a ``ValueError``): a size, limit, marker template or
+  configuration value that cannot be accepted; the message is one line.
+* :class:`StoreError`: an artifact store could not do what was asked; its
+  kinds :class:`InvalidReferenceError`, :class:`ArtifactNotFoundError` and
+  :class:`DamagedArtifactError`.
+* :class:`RepairError` (a ``ValueError``): a saved conversation that cannot be read.
+
+Caught inside toolcap, each turned into a one-line message, an exit status or an
+error result (internal):
+
+* :class:`CommandError`: a command-line failure, with its exit status.
+* :class:`CommandNotStarted` (an ``OSError``): ``toolcap run`` could not start a command.
+* :class:`UpstreamStartError`: the proxy could not start its MCP server.
+* :class:`ToolNameConflict`: the MCP server already has the proxy's own tool's name.
+* :class:`WriterClosed`: the reader of a pipe the proxy writes to has gone away.
+* :class:`JSONSpanError` (a ``ValueError``): text that is not JSON, with where.
+"""
 
 from __future__ import annotations
+
+__all__ = [
+    "ArtifactNotFoundError",
+    "CommandError",
+    "CommandNotStarted",
+    "ConfigError",
+    "DamagedArtifactError",
+    "InvalidReferenceError",
+    "JSONSpanError",
+    "RepairError",
+    "StoreError",
+    "ToolNameConflict",
+    "UpstreamStartError",
+    "WriterClosed",
+]
+
+
+# -- public ------------------------------------------------------------------------
 
 
 def shown(value: object) -> str:
@@ -32,6 +73,14 @@ class StoreError(RuntimeError):
     """An artifact store could not do what was asked (bad reference, I/O failure)."""
 
 
+class InvalidReferenceError(StoreError):
+    """A reference that is not well-formed; it is refused without touching the store."""
+
+
+class ArtifactNotFoundError(StoreError):
+    """A well-formed reference that names no artifact in this store (or several)."""
+
+
 class DamagedArtifactError(StoreError):
     """A stored artifact is not what its reference says (truncated, extended or altered).
 
@@ -46,3 +95,46 @@ class DamagedArtifactError(StoreError):
         )
         self.ref = ref
         self.reason = reason
+
+
+class RepairError(ValueError):
+    """A conversation file that cannot be read; the message names where."""
+
+
+# -- internal ----------------------------------------------------------------------
+
+
+class CommandError(Exception):
+    """An expected failure: printed as one line, exit with ``status``."""
+
+    def __init__(self, message: str, status: int = 2) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class CommandNotStarted(OSError):
+    """The command could not be started (not found, not executable)."""
+
+
+class UpstreamStartError(Exception):
+    """The upstream command could not be started; the message is one line."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+class ToolNameConflict(Exception):
+    """The upstream already has a tool with the name of the proxy's own tool."""
+
+
+class WriterClosed(Exception):
+    """The other end of a pipe we write to has gone away."""
+
+
+class JSONSpanError(ValueError):
+    """Text that is not JSON; ``index`` is where it went wrong (a character index)."""
+
+    def __init__(self, message: str, index: int) -> None:
+        super().__init__(message)
+        self.index = index

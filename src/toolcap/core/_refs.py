@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from ._errors import StoreError
+from ._errors import InvalidReferenceError
 
 __all__ = [
     "ARTIFACT_ID",
@@ -44,10 +44,6 @@ ARTIFACT_ID = re.compile(f"[0-9a-f]{{{ID_LENGTH}}}")
 REF = re.compile(f"{PREFIX}[0-9a-f]{{{ID_LENGTH}}}")
 
 _HEX = re.compile(f"[0-9a-f]{{{MIN_PREFIX},64}}")
-
-
-class InvalidReferenceError(StoreError):
-    """A reference that is not well-formed; it is refused without touching the store."""
 
 
 def format_ref(digest_hex: str) -> str:

@@ -7,6 +7,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
+from ..core._errors import ToolNameConflict
 from ..core._json import dumps as _json_dumps
 from ._io import LongLine
 
@@ -86,10 +87,6 @@ class Hooks(Protocol):
     def open_writer(self, tool: str | None) -> Any:
         """A writer of the artifact store (``write``, ``commit``, ``abort``) for a
         message too long to read; raises StoreError when there is none."""
-
-
-class ToolNameConflict(Exception):
-    """The upstream already has a tool with the name of the proxy's own tool."""
 
 
 def guarded(handle: Callable[[T], None]) -> Callable[[T], None]:

@@ -19,6 +19,8 @@ import select
 import threading
 from collections.abc import Callable, Iterator
 
+from ..core._errors import WriterClosed
+
 __all__ = ["FdWriter", "LineReader", "LongLine", "WriterClosed", "wait_ready", "write_all"]
 
 _CHUNK = 1 << 18
@@ -132,10 +134,6 @@ class LineReader:
             if not self._buf:
                 self._in_long_line = False
                 return
-
-
-class WriterClosed(Exception):
-    """The other end of a pipe we write to has gone away."""
 
 
 class FdWriter:

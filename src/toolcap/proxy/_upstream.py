@@ -17,6 +17,7 @@ import threading
 from collections.abc import Callable, Sequence
 
 from .._children import GroupGuard, end_group
+from ..core._errors import UpstreamStartError
 from ._contracts import OnLine, OnLongLine
 from ._io import FdWriter, LineReader
 from ._stderr import StderrPump
@@ -28,12 +29,6 @@ __all__ = ["StdioUpstream", "UpstreamStartError"]
 _EOF_GRACE = 1.0
 
 
-class UpstreamStartError(Exception):
-    """The upstream command could not be started; the message is one line."""
-
-    def __init__(self, message: str, exit_code: int) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
 
 
 class StdioUpstream:

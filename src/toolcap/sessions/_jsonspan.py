@@ -13,6 +13,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from ..core._errors import JSONSpanError
+
 __all__ = ["JSONSpanError", "Located", "parse_value", "position", "skip_space"]
 
 _SPACE = re.compile(r"[ \t\n\r]*")
@@ -24,14 +26,6 @@ _LITERALS = {"true": True, "false": False, "null": None,
 scanstring: Callable[[str, int, bool], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 # Deep enough for any real document, shallow enough for Python's own stack.
 _MAX_DEPTH = 400
-
-
-class JSONSpanError(ValueError):
-    """Text that is not JSON; ``index`` is where it went wrong (a character index)."""
-
-    def __init__(self, message: str, index: int) -> None:
-        super().__init__(message)
-        self.index = index
 
 
 class Located(str):

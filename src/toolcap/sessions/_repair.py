@@ -28,6 +28,7 @@ from typing import Any
 
 from ..adapters._common import Entry, listed, text_of
 from ..adapters._shapes import chat_entries, message_entries, responses_entries
+from ..core._errors import RepairError
 from ..core._utf8 import utf8_size
 from ._jsonspan import JSONSpanError, Located, parse_value, position, skip_space
 
@@ -46,9 +47,6 @@ __all__ = [
 CHAT = "OpenAI Chat Completions"
 RESPONSES = "OpenAI Responses"
 ANTHROPIC = "Anthropic Messages"
-
-class RepairError(ValueError):
-    """A conversation file that cannot be read; the message names where."""
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from types import FrameType
 
 from .._children import GroupGuard
+from ..core._errors import CommandNotStarted
 
 __all__ = ["DRAIN_SECONDS", "KILL_GRACE_SECONDS", "CommandNotStarted", "Exit", "run_command"]
 
@@ -35,10 +36,6 @@ KILL_GRACE_SECONDS = 2.0
 _POLL_SECONDS = 0.05
 _READ = 1 << 18
 _FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-
-class CommandNotStarted(OSError):
-    """The command could not be started (not found, not executable)."""
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from toolcap.core._errors import StoreError
+from toolcap.core._errors import ArtifactNotFoundError, StoreError
 from toolcap.core._refs import PREFIX, parse_ref
 from toolcap.store._lineindex import Marks, parse_marks
 
@@ -21,9 +21,6 @@ __all__ = [
     "GrepResult",
 ]
 
-
-class ArtifactNotFoundError(StoreError):
-    """A well-formed reference that names no artifact in this store (or several)."""
 
 
 @dataclass(frozen=True)
