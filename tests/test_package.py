@@ -30,6 +30,19 @@ LAYERS: dict[str, set[str]] = {
 }
 
 
+ARCHITECTURE = Path(__file__).parent.parent / "docs" / "architecture.md"
+
+
+def test_the_layer_rule_of_the_architecture_page_is_the_one_enforced() -> None:
+    text = ARCHITECTURE.read_text()
+    table = text.split("<!-- layers: begin -->")[1].split("<!-- layers: end -->")[0]
+    documented: dict[str, set[str]] = {}
+    for row in table.strip().splitlines()[2:]:
+        layer, _, may_import = (cell.strip() for cell in row.strip("|").split("|"))
+        documented[layer] = {name.strip() for name in may_import.split(",")}
+    assert documented == LAYERS
+
+
 def _layer_of(module: str) -> str:
     """The layer of a module named relative to the package (``core._cut``, ``_finalize``)."""
     top = module.split(".")[0]
