@@ -343,7 +343,7 @@ def bound_read_resource_result(
     *,
     uri: str,
     call_id: str | None = None,
-    media_threshold: int | object | None = ...,
+    media_threshold: int | Default | None = DEFAULT,
     wire_budget: int | None = None,
 ) -> T:
     """:func:`bound_read_resource_result_dict`, returning the kind given (a dict or SDK model)."""
