@@ -240,10 +240,9 @@ def bound_call_tool_result_dict(
 ) -> BoundedResult:
     """Bound a ``CallToolResult`` in its JSON form; the input is not modified.
 
-    ``media_threshold``: ``"default"`` (the default) takes
-    ``policy.config.media_threshold``; ``None`` means no limit on media.
-    ``wire_budget`` (``None``: none) bounds the JSON bytes of the text fields
-    together, after the model-facing caps.
+    ``media_threshold``: ``"default"`` takes ``policy.config.media_threshold``;
+    ``None`` means no limit on media. ``wire_budget`` (``None``: none) bounds the
+    JSON bytes of the text fields together, after the model-facing caps.
     """
     content = result.get("content")
     if not isinstance(content, list):
