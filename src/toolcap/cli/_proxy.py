@@ -58,12 +58,42 @@ def register(subparsers: Any) -> None:
         "in memory, and its call gets a note naming it instead",
     )
     parser.add_argument(
+        "--timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="for --url: how long to wait to connect and for each answer's next bytes "
+        "(default: 30 to connect, 300 between bytes)",
+    )
+    parser.add_argument(
         "command",
         nargs=argparse.REMAINDER,
         metavar="-- COMMAND [ARGS...]",
         help="the upstream server's command line",
     )
     parser.set_defaults(handler=run)
+
+
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"--timeout must be a positive number of seconds, "
+                                         f"got {value!r}")
+    return seconds
+
+
+def _require_http_extra() -> None:
+    """A one-line error, not a traceback, when the MCP SDK is not installed."""
+    try:
+        import httpx2  # noqa: F401
+        import mcp.client.streamable_http  # noqa: F401
+    except ImportError as exc:
+        raise CommandError(
+            f"--url needs the MCP SDK ({exc.name or 'mcp'} is not installed): "
+            "pip install 'toolcap[mcp]' (from a clone: pip install '.[mcp]')"
+        ) from None
 
 
 def _headers(values: list[str]) -> dict[str, str]:
@@ -87,6 +117,12 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError("no upstream server: give its command after --, or --url URL")
     if args.header and not args.url:
         raise CommandError("--header applies to --url only")
+    if args.timeout is not None and not args.url:
+        raise CommandError("--timeout applies to --url only")
+    if args.url:
+        if not args.url.lower().startswith(("http://", "https://")):
+            raise CommandError(f"--url must start with http:// or https://, got {args.url!r}")
+        _require_http_extra()
     headers = _headers(args.header)
     config = load_cli_config(args)
     if args.max_line_size:
@@ -101,4 +137,5 @@ def run(args: argparse.Namespace) -> int:
 
     from ..proxy import run_proxy  # the relay is loaded only for this command
 
-    return run_proxy(command, config, url=args.url, headers=headers, read_artifact_name=tool_name)
+    return run_proxy(command, config, url=args.url, headers=headers, timeout=args.timeout,
+                     read_artifact_name=tool_name)

@@ -36,11 +36,14 @@ def run_proxy(
     *,
     url: str | None = None,
     headers: dict[str, str] | None = None,
+    timeout: float | None = None,
     read_artifact_name: str | None = "read_artifact",
     policy: Policy | None = None,
 ) -> int:
     """Serve MCP on stdin/stdout for the upstream ``command`` (or ``url``) until either ends.
 
+    ``timeout`` (seconds) bounds connecting to ``url`` and each wait for its
+    answer (default: 30 s to connect, 300 s between bytes of an answer).
     Returns the exit status: 0 when the client went away, non-zero when the
     upstream could not be started or died, with one line on stderr saying why.
     """
@@ -76,7 +79,7 @@ def _serve(
     if url is not None:
         from ._http import HttpUpstream
 
-        upstream = HttpUpstream(url, headers or {})
+        upstream = HttpUpstream(url, headers or {}, timeout)
     else:
         stdio = StdioUpstream(list(command or ()), stderr=pump, max_line=max_line)
         try:

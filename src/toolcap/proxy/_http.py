@@ -3,7 +3,9 @@
 The SDK's client transport does the HTTP side (sessions, SSE streams, protocol
 headers); it runs on an event loop in its own thread, and messages cross into
 the relay's threads as JSON lines, so the relay treats both kinds of upstream
-alike.
+alike. A failed exchange (refused, unknown host, TLS, timeout, an HTTP error
+status) is explained by ``_http_errors``: one line on stderr and a JSON-RPC
+error the client shows, both naming the URL.
 """
 
 from __future__ import annotations
@@ -16,7 +18,12 @@ from typing import Any
 from ._contracts import OnLine, OnLongLine, print_error
 from ._io import WriterClosed
 
-__all__ = ["HttpUpstream"]
+__all__ = ["DEFAULT_TIMEOUT", "HttpUpstream"]
+
+# Seconds to connect, and to wait for the next bytes of an answer: a tool may
+# run for minutes before its first byte, so reading waits longer by default.
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_READ_TIMEOUT = 300.0
 
 log = logging.getLogger("toolcap.proxy")
 
@@ -24,9 +31,13 @@ log = logging.getLogger("toolcap.proxy")
 class HttpUpstream:
     """The relay's upstream over the SDK's Streamable HTTP client transport."""
 
-    def __init__(self, url: str, headers: dict[str, str]) -> None:
+    def __init__(
+        self, url: str, headers: dict[str, str], timeout: float | None = None
+    ) -> None:
         self.url = url
         self.headers = headers
+        self.timeout = timeout
+        self._last_report: str | None = None
         self._portal_cm: AbstractContextManager[Any] | None = None
         self._portal: Any = None
         self._transport_cm: AbstractContextManager[Any] | None = None
@@ -65,7 +76,15 @@ class HttpUpstream:
             sdk_log.addHandler(handler)
         self._portal_cm = start_blocking_portal()
         portal = self._portal = self._portal_cm.__enter__()
-        client = httpx2.AsyncClient(headers=self.headers, timeout=httpx2.Timeout(30.0, read=300.0))
+        from ._http_errors import make_transport
+
+        connect, read = (
+            (DEFAULT_TIMEOUT, DEFAULT_READ_TIMEOUT) if self.timeout is None
+            else (self.timeout, self.timeout)
+        )
+        timeout = httpx2.Timeout(connect, read=read)
+        transport = make_transport(self.url, (connect, read), self._report)
+        client = httpx2.AsyncClient(headers=self.headers, timeout=timeout, transport=transport)
         self._transport_cm = portal.wrap_async_context_manager(
             # No cap on one event: a large result is exactly what the proxy is here to bound.
             streamable_http_client(self.url, http_client=client, max_sse_event_size=None)
@@ -88,6 +107,12 @@ class HttpUpstream:
                 on_closed()
 
         portal.start_task_soon(pump)
+
+    def _report(self, text: str | None) -> None:
+        """One stderr line per failure, not one per request while it lasts."""
+        if text is not None and text != self._last_report:
+            print_error(f"toolcap proxy: {text}")
+        self._last_report = text
 
     def send(self, line: bytes) -> None:
         """Send one message line. Raises WriterClosed if the connection is gone."""

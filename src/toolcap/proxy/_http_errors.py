@@ -1,0 +1,182 @@
+"""Why an HTTP upstream failed, in one line a person can act on.
+
+The SDK's transport reports a failed POST as "Server returned an error
+response" or "Not Found", and a refused connection or an unknown host as the
+end of the whole connection. The proxy wraps the HTTP transport under the SDK
+instead: a failed exchange becomes a JSON-RPC error reply that names the URL,
+what went wrong and what to try, so the client shows it, the SDK's session
+survives, and the next request tries again.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import socket
+import ssl
+from collections.abc import Callable, Iterator
+from http import HTTPStatus
+from typing import Any
+
+from ._relay import PROXY_ERROR
+
+__all__ = ["describe_status", "describe_transport_error", "make_transport"]
+
+# A JSON-RPC error in an error response is read whole up to this size; past it
+# the body is not a message we pass on.
+_MAX_ERROR_BODY = 1 << 20
+# How much of a server's own error text goes into the line.
+_SNIPPET_CHARS = 160
+
+_HEADER_HINT = "give credentials with --header 'Authorization: Bearer TOKEN'"
+
+
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    """``exc``, its causes and contexts, and the members of exception groups (bounded)."""
+    seen: set[int] = set()
+    todo = [exc]
+    while todo and len(seen) < 64:
+        current = todo.pop(0)
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield current
+        todo.extend(getattr(current, "exceptions", ()))
+        todo.extend(x for x in (current.__cause__, current.__context__) if x is not None)
+
+
+def describe_transport_error(
+    url: str, host: str, exc: BaseException, connect_timeout: float, read_timeout: float
+) -> str:
+    """One line for an exchange that got no HTTP response at all."""
+    import httpx2
+
+    for cause in _causes(exc):
+        if isinstance(cause, httpx2.ConnectTimeout):
+            return (f"cannot connect to {url}: no connection within {connect_timeout:g} s "
+                    "(is the host reachable? raise --timeout for a slow network)")
+        if isinstance(cause, httpx2.TimeoutException):
+            return (f"{url} did not answer within {read_timeout:g} s "
+                    "(raise --timeout if the server is slow)")
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            reason = cause.verify_message or cause.reason or "certificate verify failed"
+            return (f"cannot connect to {url}: its TLS certificate was refused ({reason}); "
+                    "check the URL, or trust its CA with SSL_CERT_FILE")
+        if isinstance(cause, ssl.SSLError):
+            return f"cannot connect to {url}: TLS failed ({cause.reason or cause})"
+        if isinstance(cause, socket.gaierror):
+            return f"cannot connect to {url}: unknown host {host!r} (check the URL)"
+        if isinstance(cause, ConnectionRefusedError) or (
+            isinstance(cause, OSError) and cause.errno == errno.ECONNREFUSED
+        ):
+            return f"cannot connect to {url}: connection refused (is the server running?)"
+    for cause in _causes(exc):
+        if isinstance(cause, (httpx2.RemoteProtocolError, httpx2.ReadError)):
+            return f"{url} closed the connection without an answer ({_one_line(str(cause))})"
+    return f"cannot reach {url}: {_one_line(str(exc)) or type(exc).__name__}"
+
+
+def describe_status(url: str, status: int, body: bytes, in_session: bool) -> str:
+    """One line for an HTTP error status, with what to do about it."""
+    try:
+        phrase = HTTPStatus(status).phrase
+    except ValueError:
+        phrase = ""
+    line = f"{url} answered HTTP {status}{' ' + phrase if phrase else ''}"
+    if status == 401:
+        line += f": {_HEADER_HINT}"
+    elif status == 403:
+        line += ": the credentials were refused (check the token given with --header)"
+    elif status == 404:
+        line += (": the session expired or the server restarted" if in_session
+                 else ": check the URL (no MCP endpoint at that path)")
+    elif status >= 500:
+        line += ": the server failed (see its logs)"
+    snippet = _one_line(body[:_SNIPPET_CHARS * 4].decode("utf-8", "replace"))[:_SNIPPET_CHARS]
+    return f"{line} [{snippet}]" if snippet else line
+
+
+def _one_line(text: str) -> str:
+    """``text`` with control characters and runs of white space made single spaces."""
+    return " ".join("".join(c if c.isprintable() else " " for c in text).split())
+
+
+def _request_id(request: Any) -> Any:
+    try:
+        message = json.loads(request.content)
+    except (ValueError, RuntimeError):  # not JSON, or a streamed body
+        return None
+    return message.get("id") if isinstance(message, dict) else None
+
+
+def _is_jsonrpc_error(body: bytes) -> bool:
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return False
+    return isinstance(message, dict) and isinstance(message.get("error"), dict)
+
+
+def make_transport(
+    url: str, timeouts: tuple[float, float], report: Callable[[str | None], None],
+    **options: Any,
+) -> Any:
+    """An httpx2 transport that turns each failed POST into a JSON-RPC error reply.
+
+    ``report`` gets the one-line reason of each failure, and ``None`` after a
+    success; ``options`` go to the underlying ``httpx2.AsyncHTTPTransport``.
+    """
+    import httpx2
+
+    class ExplainingTransport(httpx2.AsyncBaseTransport):
+        def __init__(self) -> None:
+            self._inner = httpx2.AsyncHTTPTransport(**options)
+
+        async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+            if request.method != "POST":  # the GET stream and DELETE: the SDK copes
+                return await self._inner.handle_async_request(request)
+            try:
+                response = await self._inner.handle_async_request(request)
+            except httpx2.TransportError as exc:
+                text = describe_transport_error(url, request.url.host, exc, *timeouts)
+                return self._explained(request, 502, text)
+            if response.status_code < 400:
+                report(None)
+                return response
+            body = await self._read_bounded(response)
+            content_type = response.headers.get("content-type", "").lower()
+            if (body is not None and content_type.startswith("application/json")
+                    and _is_jsonrpc_error(body)):
+                # The server's own JSON-RPC error (e.g. invalid params): pass it on.
+                return httpx2.Response(response.status_code, headers=response.headers,
+                                       content=body, request=request)
+            in_session = "mcp-session-id" in request.headers
+            text = describe_status(url, response.status_code, body or b"", in_session)
+            return self._explained(request, response.status_code, text)
+
+        def _explained(self, request: httpx2.Request, status: int, text: str) -> httpx2.Response:
+            report(text)
+            error = {"code": PROXY_ERROR, "message": f"toolcap proxy: {text}"}
+            reply = {"jsonrpc": "2.0", "id": _request_id(request), "error": error}
+            return httpx2.Response(status, json=reply, request=request)
+
+        @staticmethod
+        async def _read_bounded(response: httpx2.Response) -> bytes | None:
+            chunks: list[bytes] = []
+            size = 0
+            try:
+                async for chunk in response.aiter_raw():
+                    chunks.append(chunk)
+                    size += len(chunk)
+                    if size > _MAX_ERROR_BODY:
+                        return None
+            except httpx2.HTTPError:
+                pass
+            finally:
+                await response.aclose()
+            return b"".join(chunks)
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    return ExplainingTransport()

@@ -1,0 +1,227 @@
+"""`toolcap proxy --url` failures: one line on stderr and an error the client shows, naming
+the URL, for each way a remote upstream can fail (real loopback servers, no network)."""
+
+from __future__ import annotations
+
+import http.server
+import shutil
+import socket
+import ssl
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from anyio.from_thread import BlockingPortal
+from mcp import MCPError
+
+from proxy.proxy_helpers import Client, base_env, proxy_argv, write_config
+
+
+class _StatusHandler(http.server.BaseHTTPRequestHandler):
+    """Answers every request with the status named by the path: /401, /404, /500 ..."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        status = int(self.path.strip("/").split("/")[0])
+        body = b"token missing or expired" if status == 401 else b"<html>nope</html>"
+        self.send_response(status)
+        self.send_header("content-type", "text/plain")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def status_server() -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _StatusHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def env(tmp_path: Path, artifacts: Path) -> dict[str, str]:
+    return base_env(artifacts, write_config(tmp_path / "toolcap.toml", ""))
+
+
+def failed_initialize(
+    portal: BlockingPortal, env: dict[str, str], tmp_path: Path, *args: str
+) -> tuple[str, list[str]]:
+    """Start a real client on ``toolcap proxy ARGS``: the error it shows, and stderr's lines."""
+    errlog = tmp_path / "stderr.log"
+    with pytest.raises(BaseException) as failed, Client(portal, proxy_argv(*args), env, errlog):
+        pass
+    error: BaseException = failed.value
+    while len(getattr(error, "exceptions", ())) == 1:
+        error = error.exceptions[0]  # type: ignore[attr-defined]  # the SDK's task groups wrap what initialize raised
+    assert isinstance(error, MCPError), repr(failed.value)
+    return str(error), errlog.read_text().strip().splitlines()
+
+
+@pytest.mark.parametrize(
+    ("status", "hint"),
+    [
+        (401, "HTTP 401 Unauthorized: give credentials with --header 'Authorization: Bearer"),
+        (403, "HTTP 403 Forbidden: the credentials were refused (check the token given with "
+              "--header)"),
+        (404, "HTTP 404 Not Found: check the URL"),
+        (500, "HTTP 500 Internal Server Error: the server failed (see its logs)"),
+        (503, "HTTP 503 Service Unavailable: the server failed"),
+    ],
+)
+def test_an_http_error_status_is_one_line_naming_the_url_and_what_to_do(
+    portal: BlockingPortal, env: dict[str, str], tmp_path: Path, status_server: str,
+    status: int, hint: str,
+) -> None:
+    url = f"{status_server}/{status}/mcp"
+    shown, lines = failed_initialize(portal, env, tmp_path, "--url", url)
+    assert lines == [lines[0]] and lines[0].startswith(f"toolcap proxy: {url} answered {hint}")
+    assert shown == lines[0]
+
+
+def test_the_servers_own_words_on_an_error_status_are_kept_on_the_line(
+    portal: BlockingPortal, env: dict[str, str], tmp_path: Path, status_server: str
+) -> None:
+    _, lines = failed_initialize(portal, env, tmp_path, "--url", f"{status_server}/401")
+    assert lines[0].endswith("[token missing or expired]")
+
+
+def test_a_refused_connection_says_so_and_names_the_url(
+    portal: BlockingPortal, env: dict[str, str], tmp_path: Path
+) -> None:
+    with socket.socket() as sock:  # a port that was free a moment ago and has no listener
+        sock.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
+    shown, lines = failed_initialize(portal, env, tmp_path, "--url", url)
+    assert lines == [
+        f"toolcap proxy: cannot connect to {url}: connection refused (is the server running?)"
+    ]
+    assert shown == lines[0]
+
+
+def test_an_unknown_host_says_so_and_names_the_url(
+    portal: BlockingPortal, env: dict[str, str], tmp_path: Path
+) -> None:
+    url = "http://no-such-host.invalid/mcp"
+    shown, lines = failed_initialize(portal, env, tmp_path, "--url", url)
+    assert lines == [
+        f"toolcap proxy: cannot connect to {url}: unknown host 'no-such-host.invalid' "
+        "(check the URL)"
+    ]
+    assert shown == lines[0]
+
+
+@pytest.fixture(scope="module")
+def tls_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is needed to make a self-signed certificate")
+    home = tmp_path_factory.mktemp("tls")
+    cert, key = home / "cert.pem", home / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+         "-subj", "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True, timeout=60,
+    )
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _StatusHandler)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"https://127.0.0.1:{server.server_address[1]}/500"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_an_untrusted_tls_certificate_says_so_and_names_the_url(
+    portal: BlockingPortal, env: dict[str, str], tmp_path: Path, tls_url: str
+) -> None:
+    shown, lines = failed_initialize(portal, env, tmp_path, "--url", tls_url)
+    assert lines == [
+        f"toolcap proxy: cannot connect to {tls_url}: its TLS certificate was refused "
+        "(self-signed certificate); check the URL, or trust its CA with SSL_CERT_FILE"
+    ]
+    assert shown == lines[0]
+
+
+@pytest.fixture
+def silent_url() -> Iterator[str]:
+    """A server that accepts connections and never answers."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    accepted: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                accepted.append(listener.accept()[0])
+            except OSError:
+                return
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/mcp"
+    finally:
+        stop.set()
+        listener.close()
+        for conn in accepted:
+            conn.close()
+
+
+def test_a_server_that_never_answers_times_out_after_the_given_timeout(
+    portal: BlockingPortal, env: dict[str, str], tmp_path: Path, silent_url: str
+) -> None:
+    shown, lines = failed_initialize(
+        portal, env, tmp_path, "--url", silent_url, "--timeout", "0.5"
+    )
+    assert lines == [
+        f"toolcap proxy: {silent_url} did not answer within 0.5 s "
+        "(raise --timeout if the server is slow)"
+    ]
+    assert shown == lines[0]
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "soon", "nan", "inf"])
+def test_a_timeout_that_is_not_a_positive_number_is_a_usage_error(
+    env: dict[str, str], value: str
+) -> None:
+    argv = proxy_argv("--url", "http://127.0.0.1:9/mcp", "--timeout", value)
+    done = subprocess.run(argv, env=env, capture_output=True, timeout=60, check=False)
+    assert done.returncode == 2
+    assert "--timeout must be a positive number of seconds" in done.stderr.decode()
+
+
+def test_url_without_the_mcp_extra_is_one_line_naming_the_extra(env: dict[str, str]) -> None:
+    # The SDK made unimportable, as in an install without the extra.
+    code = ("import sys; sys.modules['httpx2'] = None; from toolcap.cli import main; "
+            "sys.exit(main(['proxy', '--url', 'http://127.0.0.1:9/mcp']))")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          timeout=60, check=False)
+    assert done.returncode == 2
+    assert done.stderr.decode().splitlines() == [
+        "toolcap: error: --url needs the MCP SDK (httpx2 is not installed): "
+        "pip install 'toolcap[mcp]' (from a clone: pip install '.[mcp]')"
+    ]
+
+
+def test_a_url_that_is_not_http_is_a_usage_error(env: dict[str, str]) -> None:
+    done = subprocess.run(proxy_argv("--url", "localhost:8000/mcp"), env=env,
+                          capture_output=True, timeout=60, check=False)
+    assert done.returncode == 2
+    assert done.stderr.decode().splitlines() == [
+        "toolcap: error: --url must start with http:// or https://, got 'localhost:8000/mcp'"
+    ]
