@@ -18,7 +18,7 @@ from helpers import PYTHON, Toolcap
 from toolcap.cli import _repair as repair_cli
 from toolcap.cli import main
 from toolcap.cli._common import CommandError
-from toolcap.cli._repair import FileState, rewrite_in_place
+from toolcap.cli._files import FileState, rewrite_in_place
 from toolcap.core._utf8 import utf8_size
 from toolcap.sessions._repair import read_conversation
 
@@ -289,6 +289,7 @@ def test_rewrite_in_place_notices_a_file_replaced_by_another_of_the_same_size(
     os.utime(replacement, ns=(read_as.modified_ns, read_as.modified_ns))
     os.replace(replacement, source)  # same size, same time: only the inode tells
     with pytest.raises(CommandError, match="was written to while it was being repaired"):
-        rewrite_in_place(source, [b"[]\n"], read_as, changed=True)
+        rewrite_in_place(source, [b"[]\n"], read_as, changed=True,
+                         busy="was written to while it was being repaired")
     assert source.read_text() == APPENDED.upper()
     assert sorted(os.listdir(tmp_path)) == ["session.jsonl"]

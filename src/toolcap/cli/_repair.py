@@ -18,11 +18,9 @@ import argparse
 import contextlib
 import importlib
 import os
-import shutil
 import sys
-import tempfile
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +37,9 @@ from ..sessions._repair import (
     splice_pieces,
 )
 from ._common import CommandError, add_config_options, load_cli_config
+from ._files import atomic_write, read_bytes, rewrite_in_place, same_file, state_of
 
-__all__ = ["PROGRESS_MIN_BYTES", "FileState", "backup_path", "register", "rewrite_in_place"]
+__all__ = ["PROGRESS_MIN_BYTES", "register"]
 
 #: Files at least this large get a progress bar (on a terminal, with tqdm installed).
 PROGRESS_MIN_BYTES = 8 * 1024 * 1024
@@ -81,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     if over is None:
         raise CommandError("--over needs a size such as 256KB")
     path = Path(args.conversation)
-    if args.output and _same_file(path, Path(args.output)):
+    if args.output and same_file(path, Path(args.output)):
         raise CommandError("-o names the input file: use --in-place (it keeps a backup)")
     if args.output and not args.dry_run:
         # Fail before anything is stored, not after.
@@ -95,11 +94,11 @@ def run(args: argparse.Namespace) -> int:
         lines = True
     # Taken before the read: a write from now on shows in the state compared before
     # the file is replaced.
-    read_as = _state(path)
+    read_as = state_of(path)
     with _progress(read_as.size) as advance:
         try:
             # The bytes are not kept: the text holds the same, and big files are big.
-            conversation = read_conversation(_read(path), lines=lines, progress=advance)
+            conversation = read_conversation(read_bytes(path), lines=lines, progress=advance)
         except RepairError as error:
             raise CommandError(f"{path}: {error}") from None
     writing = bool(args.output or args.in_place) and not args.dry_run
@@ -125,14 +124,18 @@ def run(args: argparse.Namespace) -> int:
         pieces = splice_pieces(conversation.text, edits, ensure_ascii=conversation.ascii)
         data_out = (piece.encode("utf-8") for piece in pieces)
         if args.output:
-            _atomic_write(Path(args.output), data_out, like=path)
+            atomic_write(Path(args.output), data_out, like=path)
             done = f"wrote {args.output}"
         else:
-            done = rewrite_in_place(path, data_out, read_as, changed=bool(edits))
+            done = rewrite_in_place(path, data_out, read_as, changed=bool(edits), busy=_BUSY)
     _timeline(conversation, rows, over, writing=writing, spill=not args.no_spill)
     if done:
         print(done, flush=True)
     return 0
+
+
+_BUSY = ("was written to while it was being repaired; nothing was replaced: run repair again "
+         "once the conversation is idle")
 
 
 def _policy(config: Config, chosen: list[ToolOutput], over: int, *, store: bool,
@@ -183,127 +186,6 @@ def _timeline(conversation: Conversation, rows: list[tuple[ToolOutput, Finalized
           f"{human_size(over)}: {human_size(before)} → {human_size(after)}  "
           f"[{formats}; {kind}]", file=out)
     out.flush()
-
-
-@dataclass(frozen=True)
-class FileState:
-    """What tells a file apart from itself rewritten: which file, how long, when written.
-
-    A write that keeps all four (same size, within one tick of the file system's
-    clock, in place) goes unnoticed; an append always changes the size.
-    """
-
-    device: int
-    inode: int
-    size: int
-    modified_ns: int
-
-    @classmethod
-    def of(cls, status: os.stat_result) -> FileState:
-        return cls(status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
-
-
-def rewrite_in_place(path: Path, data: Iterable[bytes], read_as: FileState, *,
-                     changed: bool) -> str:
-    """Replace ``path`` with ``data`` (atomically, keeping a backup); what to tell the user.
-
-    ``read_as`` is the state the file was read in. If it was written since (a
-    line appended by the agent still running, say), nothing is replaced and the
-    backup made for it is removed: the new line would otherwise be lost.
-    """
-    if not changed:
-        return f"{path} unchanged"
-    _refuse_if_changed(path, read_as)
-    backup = backup_path(path)
-    try:
-        os.link(path, backup)  # the original file itself becomes the backup: no copy
-    except OSError:
-        try:
-            shutil.copy2(path, backup)
-        except OSError as error:
-            raise CommandError(f"cannot keep a backup in {backup}: {error.strerror}") from None
-    try:
-        _atomic_write(path, data, like=path, unless=lambda: _refuse_if_changed(path, read_as))
-    except CommandError:
-        if _same_file(path, backup):  # still a second name of the original: not needed
-            with contextlib.suppress(OSError):
-                backup.unlink()
-        raise
-    return f"updated {path} (backup: {backup})"
-
-
-def _refuse_if_changed(path: Path, read_as: FileState) -> None:
-    if _state(path) != read_as:
-        raise CommandError(
-            f"{path} was written to while it was being repaired; nothing was replaced: "
-            "run repair again once the conversation is idle", status=1)
-
-
-def backup_path(path: Path) -> Path:
-    """``FILE.bak``, or the first of ``FILE.bak.1``, ``FILE.bak.2``, … that does not exist.
-
-    An existing backup is never overwritten: it may be the only true original.
-    """
-    candidate = path.with_name(path.name + ".bak")
-    number = 0
-    while candidate.exists() or candidate.is_symlink():
-        number += 1
-        candidate = path.with_name(f"{path.name}.bak.{number}")
-    return candidate
-
-
-def _atomic_write(target: Path, data: Iterable[bytes], *, like: Path,
-                  unless: Callable[[], None] | None = None) -> None:
-    """Write ``target`` through a temporary file and a rename.
-
-    ``unless`` runs right before the rename; if it raises, nothing is replaced.
-    """
-    directory = target.parent
-    try:
-        handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.",
-                                             suffix=".tmp")
-    except OSError as error:
-        raise CommandError(f"cannot write in {directory}: {error.strerror}") from None
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            for piece in data:
-                stream.write(piece)
-            stream.flush()
-            os.fsync(stream.fileno())
-        with contextlib.suppress(OSError):
-            shutil.copymode(like, temporary)
-        if unless is not None:
-            unless()
-        os.replace(temporary, target)
-    except OSError as error:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise CommandError(f"cannot write {target}: {error.strerror}") from None
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-
-
-def _state(path: Path) -> FileState:
-    try:
-        return FileState.of(path.stat())
-    except OSError as error:
-        raise CommandError(f"cannot read {path}: {error.strerror}") from None
-
-
-def _read(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as error:
-        raise CommandError(f"cannot read {path}: {error.strerror}") from None
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return a.exists() and b.exists() and os.path.samefile(a, b)
-    except OSError:
-        return False
 
 
 @contextlib.contextmanager
