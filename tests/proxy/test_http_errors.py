@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("httpx2")
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolcap.proxy._http_errors import describe_status
@@ -14,6 +14,7 @@ from toolcap.proxy._http_errors import describe_status
 URL = "https://mcp.example.com/mcp"
 
 
+@settings(max_examples=200, deadline=None, derandomize=True)
 @given(status=st.integers(400, 599), body=st.binary(max_size=4096), in_session=st.booleans())
 def test_a_status_line_is_one_bounded_line_naming_the_url_whatever_the_body(
     status: int, body: bytes, in_session: bool

@@ -3,6 +3,7 @@ the URL, for each way a remote upstream can fail (real loopback servers, no netw
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import shutil
 import socket
@@ -39,15 +40,24 @@ class _StatusHandler(http.server.BaseHTTPRequestHandler):
         pass
 
 
-@pytest.fixture(scope="module")
-def status_server() -> Iterator[str]:
+@contextlib.contextmanager
+def serving(context: ssl.SSLContext | None = None) -> Iterator[int]:
+    """A loopback _StatusHandler server (over TLS with ``context``); yields its port."""
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _StatusHandler)
+    if context is not None:
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        yield server.server_address[1]
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture(scope="module")
+def status_server() -> Iterator[str]:
+    with serving() as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 @pytest.fixture
@@ -135,14 +145,8 @@ def tls_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     )
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(cert, key)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _StatusHandler)
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"https://127.0.0.1:{server.server_address[1]}/500"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(context) as port:
+        yield f"https://127.0.0.1:{port}/500"
 
 
 def test_an_untrusted_tls_certificate_says_so_and_names_the_url(

@@ -1,0 +1,135 @@
+"""Wrapping client configurations as text: JSON read with spans, entries replaced in place,
+undone byte for byte, whatever the servers and the layout."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolcap.core._clientconfig import is_wrapped, unwrap_text, wrap_text
+from toolcap.core._errors import ConfigError
+from toolcap.core._jsonspans import MAX_DEPTH, JsonSyntaxError, parse_with_spans
+
+TOOLCAP = "/opt/tools/bin/toolcap"
+
+PROPERTY = settings(max_examples=200, deadline=None, derandomize=True)
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
+                                                                  max_size=3),
+    max_leaves=12,
+)
+
+
+@PROPERTY
+@given(value=json_values, indent=st.sampled_from([None, 2, 4, "\t"]))
+def test_spans_parse_what_json_parses_and_each_member_span_is_its_text(
+    value: Any, indent: int | str | None
+) -> None:
+    text = json.dumps({"root": value}, indent=indent, ensure_ascii=False)
+    node, jsonc = parse_with_spans(text)
+    assert node.value == json.loads(text) and not jsonc
+    member = node.members["root"]
+    assert json.loads(text[member.start:member.end]) == value
+
+
+def test_comments_and_trailing_commas_are_read_as_jsonc() -> None:
+    text = '{\n  // a comment\n  "a": [1, 2,], /* another */\n  "b": {"c": 3,},\n}\n'
+    node, jsonc = parse_with_spans(text)
+    assert jsonc and node.value == {"a": [1, 2], "b": {"c": 3}}
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [("{", "line 1 column 2"), ('{"a": 1}\n{', "line 2 column 1"), ('{"a" 1}', "column 6"),
+     ('{"a": 1, "a": 2}', "column 10"), ("/* open", "line 1 column 1")],
+)
+def test_text_that_is_not_json_is_an_error_naming_the_place(text: str, where: str) -> None:
+    with pytest.raises(JsonSyntaxError, match=where):
+        parse_with_spans(text)
+
+
+def test_hostile_nesting_is_an_error_not_a_crash() -> None:
+    deep = '{"mcpServers": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    with pytest.raises(JsonSyntaxError, match=f"nested deeper than {MAX_DEPTH}"):
+        parse_with_spans(deep)
+    deep_object = '{"a":' * 100_000 + "1" + "}" * 100_000
+    with pytest.raises(JsonSyntaxError, match=f"nested deeper than {MAX_DEPTH}"):
+        parse_with_spans(deep_object)
+
+
+names = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), min_size=1,
+                max_size=10)
+words = st.text(st.characters(codec="utf-8"), max_size=12)
+stdio_entries = st.fixed_dictionaries(
+    {"command": words},
+    optional={"args": st.lists(words, max_size=4), "env": st.dictionaries(words, words,
+                                                                          max_size=2),
+              "type": st.just("stdio"), "cwd": words},
+)
+http_entries = st.sampled_from(["url", "serverUrl", "httpUrl"]).flatmap(
+    lambda url_key: st.fixed_dictionaries(
+        {url_key: words},
+        optional={"headers": st.dictionaries(words, words, max_size=2),
+                  "type": st.just("http"), "timeout": st.integers(0, 10**6)},
+    )
+)
+configs = st.dictionaries(names, stdio_entries | http_entries, min_size=1, max_size=5)
+
+
+@PROPERTY
+@given(servers=configs, indent=st.sampled_from([None, 2, 4, "\t"]),
+       key=st.sampled_from(["mcpServers", "servers"]), crlf=st.booleans())
+def test_wrap_then_undo_gives_back_the_same_text_and_wrapping_twice_changes_nothing(
+    servers: dict[str, Any], indent: int | str | None, key: str, crlf: bool
+) -> None:
+    text = json.dumps({"other": [1, {"x": "y"}], key: servers}, indent=indent,
+                      ensure_ascii=False) + "\n"
+    if crlf:
+        text = text.replace("\n", "\r\n")
+    wrapped = wrap_text(text, "f.json", TOOLCAP)
+    after = json.loads(wrapped.text)
+    assert after["other"] == [1, {"x": "y"}] and list(after[key]) == list(servers)
+    assert all(is_wrapped(entry) for entry in after[key].values())
+    for name, entry in servers.items():
+        new = after[key][name]
+        if "command" in entry:
+            assert new["args"] == ["proxy", "--", entry["command"], *entry.get("args", [])]
+            assert new.get("env") == entry.get("env")
+        else:
+            headers = [f"{k}: {v}" for k, v in entry.get("headers", {}).items()]
+            url = next(entry[k] for k in ("url", "serverUrl", "httpUrl") if k in entry)
+            assert new["args"][:3] == ["proxy", "--url", url]
+            assert new.get("timeout") == entry.get("timeout")
+            assert new["args"][3::2] == ["--header"] * len(headers)
+            assert new["args"][4::2] == headers
+    assert wrap_text(wrapped.text, "f.json", TOOLCAP).text == wrapped.text
+    assert unwrap_text(wrapped.text, "f.json", wrapped.records).text == text
+
+
+def test_an_entry_that_signs_in_with_oauth_or_is_not_a_server_is_skipped_and_kept() -> None:
+    text = json.dumps({"mcpServers": {
+        "a": {"url": "https://x/mcp", "oauth": {"clientId": "c"}},
+        "b": {"disabled": True},
+        "c": "nonsense",
+    }})
+    change = wrap_text(text, "f.json", TOOLCAP)
+    assert change.text == text and [name for name, _ in change.skipped] == ["a", "b", "c"]
+
+
+def test_a_wrapped_entry_without_a_record_is_left_wrapped_with_the_reason() -> None:
+    text = json.dumps({"mcpServers": {"a": {"command": "/x/toolcap", "args": ["proxy", "--",
+                                                                           "srv"]}}})
+    change = unwrap_text(text, "f.json", {})
+    assert change.text == text
+    assert change.skipped == [("a", "no record of its original entry")]
+
+
+def test_an_empty_or_missing_server_list_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="no servers to wrap"):
+        wrap_text('{"servers": {}}', "f.json", TOOLCAP)
