@@ -172,6 +172,24 @@ def test_server_limits_the_change_to_the_named_servers_and_undo_follows(
     assert path.read_bytes() == (DATA / "cursor/mcp.json").read_bytes()
 
 
+def test_the_executable_defaults_to_the_absolute_path_of_this_toolcap(toolcap: Toolcap) -> None:
+    path = copy_client("cursor/mcp.json", toolcap.home)
+    assert toolcap("wrap", str(path)).returncode == 0
+    assert servers_of(path)["playwright"]["command"] == str(Path(TOOLCAP).absolute())
+
+
+def test_hundreds_of_servers_are_summed_up_in_a_few_lines(toolcap: Toolcap) -> None:
+    path = toolcap.home / "mcp.json"
+    servers = {f"s{i}": {"command": "srv", "args": [str(i)]} for i in range(300)}
+    path.write_text(json.dumps({"mcpServers": servers}, indent=2))
+    done = toolcap("wrap", str(path), "--toolcap", TOOLCAP)
+    first, last = done.stderr.decode().splitlines()
+    assert first == ("toolcap wrap: wrapped: s0, s1, s2, s3, s4, s5, s6, s7, s8, s9 and 290 "
+                     "more")
+    assert last.startswith("toolcap wrap: updated ")
+    assert all(entry["command"] == TOOLCAP for entry in servers_of(path).values())
+
+
 def test_dry_run_prints_a_unified_diff_and_writes_nothing(toolcap: Toolcap) -> None:
     path = copy_client("claude-desktop/claude_desktop_config.json", toolcap.home)
     done = toolcap("wrap", str(path), "--dry-run", "--toolcap", TOOLCAP)

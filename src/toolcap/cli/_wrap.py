@@ -106,14 +106,26 @@ def _save_records(path: Path, entries: dict[str, dict[str, str]], like: Path) ->
     atomic_write(path, [text.encode("utf-8")], like=like)
 
 
+_NAMES_SHOWN = 10  # a ~/.claude.json can hold hundreds of servers
+
+
+def _names(names: list[str]) -> str:
+    shown = ", ".join(names[:_NAMES_SHOWN])
+    more = len(names) - _NAMES_SHOWN
+    return f"{shown} and {more} more" if more > 0 else shown
+
+
 def _summary(change: Change, undo: bool) -> None:
     verb, same = ("restored", "not wrapped") if undo else ("wrapped", "already wrapped")
     if change.done:
-        print(f"toolcap wrap: {verb}: {', '.join(change.done)}", file=sys.stderr)
+        print(f"toolcap wrap: {verb}: {_names(change.done)}", file=sys.stderr)
     if change.unchanged:
-        print(f"toolcap wrap: {same}: {', '.join(change.unchanged)}", file=sys.stderr)
-    for name, why in change.skipped:
+        print(f"toolcap wrap: {same}: {_names(change.unchanged)}", file=sys.stderr)
+    for name, why in change.skipped[:_NAMES_SHOWN]:
         print(f"toolcap wrap: skipped {name}: {why}", file=sys.stderr)
+    if len(change.skipped) > _NAMES_SHOWN:
+        print(f"toolcap wrap: skipped {len(change.skipped) - _NAMES_SHOWN} more",
+              file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:
