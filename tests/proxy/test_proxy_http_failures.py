@@ -11,6 +11,7 @@ import ssl
 import subprocess
 import sys
 import threading
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,7 +27,8 @@ class _StatusHandler(http.server.BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("content-length") or 0))
-        status = int(self.path.strip("/").split("/")[0])
+        # As an HTTP proxy, the request line carries the whole URL.
+        status = int(urllib.parse.urlsplit(self.path).path.strip("/").split("/")[0])
         body = b"token missing or expired" if status == 401 else b"<html>nope</html>"
         self.send_response(status)
         self.send_header("content-type", "text/plain")
@@ -98,6 +100,16 @@ def test_an_http_error_status_is_one_line_naming_the_url_and_what_to_do(
     shown, lines = failed_initialize(portal, env, tmp_path, "--url", url)
     assert lines == [lines[0]] and lines[0].startswith(f"toolcap proxy: {url} answered {hint}")
     assert shown == lines[0]
+
+
+def test_an_http_proxy_from_the_environment_is_used(
+    portal: BlockingPortal, env: dict[str, str], tmp_path: Path, status_server: str
+) -> None:
+    # The host does not resolve: only through the proxy does the request get an answer.
+    url = "http://upstream.invalid/401/mcp"
+    _, lines = failed_initialize(portal, {**env, "HTTP_PROXY": status_server}, tmp_path,
+                                 "--url", url)
+    assert lines[0].startswith(f"toolcap proxy: {url} answered HTTP 401 Unauthorized")
 
 
 def test_the_servers_own_words_on_an_error_status_are_kept_on_the_line(

@@ -76,15 +76,14 @@ class HttpUpstream:
             sdk_log.addHandler(handler)
         self._portal_cm = start_blocking_portal()
         portal = self._portal = self._portal_cm.__enter__()
-        from ._http_errors import make_transport
+        from ._http_errors import make_client
 
         connect, read = (
             (DEFAULT_TIMEOUT, DEFAULT_READ_TIMEOUT) if self.timeout is None
             else (self.timeout, self.timeout)
         )
-        timeout = httpx2.Timeout(connect, read=read)
-        transport = make_transport(self.url, (connect, read), self._report)
-        client = httpx2.AsyncClient(headers=self.headers, timeout=timeout, transport=transport)
+        client = make_client(self.url, (connect, read), self._report, headers=self.headers,
+                             timeout=httpx2.Timeout(connect, read=read))
         self._transport_cm = portal.wrap_async_context_manager(
             # No cap on one event: a large result is exactly what the proxy is here to bound.
             streamable_http_client(self.url, http_client=client, max_sse_event_size=None)
