@@ -60,7 +60,7 @@ def run_proxy(
     saved = sys.stdout, sys.stderr
     sys.stderr = pump.text_stream()
     try:
-        return _serve(command, hooks, url, headers, pump, config.max_line_size)
+        return _serve(command, hooks, url, headers, timeout, pump, config.max_line_size)
     finally:
         sys.stderr.flush()
         pump.close(_STDERR_DRAIN_SECONDS)
@@ -72,6 +72,7 @@ def _serve(
     hooks: ProxyHooks,
     url: str | None,
     headers: dict[str, str] | None,
+    timeout: float | None,
     pump: StderrPump,
     max_line: int | None,
 ) -> int:
