@@ -21,6 +21,8 @@ error result (internal):
 * :class:`ToolNameConflict`: the MCP server already has the proxy's own tool's name.
 * :class:`WriterClosed`: the reader of a pipe the proxy writes to has gone away.
 * :class:`JSONSpanError` (a ``ValueError``): text that is not JSON, with where.
+* :class:`JsonSyntaxError` (a ``ValueError``): an MCP client's configuration file that
+  is not JSON (nor JSONC), with its line and column.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ __all__ = [
     "DamagedArtifactError",
     "InvalidReferenceError",
     "JSONSpanError",
+    "JsonSyntaxError",
     "RepairError",
     "StoreError",
     "ToolNameConflict",
@@ -138,3 +141,12 @@ class JSONSpanError(ValueError):
     def __init__(self, message: str, index: int) -> None:
         super().__init__(message)
         self.index = index
+
+
+class JsonSyntaxError(ValueError):
+    """Text that is not JSON (nor JSONC); ``line`` and ``column`` count from 1."""
+
+    def __init__(self, message: str, text: str, at: int) -> None:
+        self.line = text.count("\n", 0, at) + 1
+        self.column = at - (text.rfind("\n", 0, at) + 1) + 1
+        super().__init__(f"{message} at line {self.line} column {self.column}")

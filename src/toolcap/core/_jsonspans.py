@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._errors import JsonSyntaxError
+
 __all__ = ["JsonSyntaxError", "Node", "parse_with_spans"]
 
 MAX_DEPTH = 200
@@ -26,15 +28,6 @@ _SKIP = re.compile(r"(?:[ \t\r\n]+|//[^\n]*|/\*(?:[^*]|\*(?!/))*\*/)*")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 _LITERALS = {"true": True, "false": False, "null": None}
 _decoder = json.JSONDecoder()
-
-
-class JsonSyntaxError(ValueError):
-    """Text that is not JSON (nor JSONC); ``line`` and ``column`` count from 1."""
-
-    def __init__(self, message: str, text: str, at: int) -> None:
-        self.line = text.count("\n", 0, at) + 1
-        self.column = at - (text.rfind("\n", 0, at) + 1) + 1
-        super().__init__(f"{message} at line {self.line} column {self.column}")
 
 
 @dataclass
