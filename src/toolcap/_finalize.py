@@ -1,9 +1,8 @@
 """The one seam every tool response passes before it is recorded and sent.
 
-``Policy.finalize`` takes one batch (all tool responses of one model turn) and
-returns what must be both recorded and sent: per-tool thresholds first, then the
-batch ceiling, spilling each cut original to the artifact store at most once.
-"""
+``Policy.finalize`` takes one batch (all tool responses of one model turn) and returns
+what must be both recorded and sent: per-tool thresholds first, then the batch ceiling,
+spilling each cut original to the artifact store at most once."""
 
 from __future__ import annotations
 
