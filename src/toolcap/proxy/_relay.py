@@ -9,7 +9,8 @@ never rewritten, so requests the upstream sends to the client (sampling,
 elicitation, roots), their responses, progress and cancellation notifications
 all pass through untouched, and so do methods and fields this code does not
 know. Each line is parsed once (to learn its id and method); everything else
-about a message costs time linear in its size.
+about a message costs time linear in its size. A result the proxy builds itself
+follows the revision the request names (``resultType`` from 2026-07-28 on).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 from ._contracts import Hooks, ToolNameConflict, Upstream, dumps, guarded, print_error
 from ._io import FdWriter, LineReader, LongLine, WriterClosed
 from ._long import WINDOW, ids_anywhere, ids_at_ends, keep_long_line
+from ._revision import empty_tools_list, for_revision, text_result, wants_result_type
 
 __all__ = ["Relay"]
 
@@ -45,6 +47,7 @@ VERBATIM_MAX = 16 << 20
 class _Pending:
     method: str
     name: str = ""  # tool name or resource URI
+    result_type: bool = False  # the request's revision wants resultType in results
     first_page: bool = False
     cancelled: bool = False
 
@@ -123,7 +126,8 @@ class Relay:
             if entry.cancelled:
                 continue
             if entry.method == "tools/call":
-                self._reply_tool_error(call_id, f"toolcap proxy: {why}; this call got no result.")
+                text = text_result(f"toolcap proxy: {why}; this call got no result.", is_error=True)
+                self._reply(call_id, text, entry.result_type)
             else:
                 self._reply_error(call_id, f"toolcap proxy: {why}; this request got no answer.")
 
@@ -176,20 +180,20 @@ class Relay:
                         entry.cancelled = True
             return False
         call_id = message["id"]
+        typed = wants_result_type(params)
         if method == "tools/call":
             name = params.get("name")
             if name is not None and name == self._hooks.read_artifact_name:
-                self._workers.submit(self._answer_read_artifact, call_id, params.get("arguments"))
+                self._workers.submit(self._answer_read_artifact, call_id, params)
                 return True
-            self._track(call_id, _Pending("tools/call", str(name)))
+            self._track(call_id, _Pending("tools/call", str(name), typed))
         elif method == "tools/list":
             if not self._upstream_has_tools:
-                result = self._hooks.tools_list({"tools": []}, True)
-                self._reply(call_id, result)
+                self._reply(call_id, self._hooks.tools_list(empty_tools_list(typed), True), typed)
                 return True
-            self._track(call_id, _Pending("tools/list", first_page=params.get("cursor") is None))
+            self._track(call_id, _Pending("tools/list", "", typed, params.get("cursor") is None))
         elif method == "resources/read":
-            self._track(call_id, _Pending("resources/read", str(params.get("uri", ""))))
+            self._track(call_id, _Pending("resources/read", str(params.get("uri", "")), typed))
         elif method == "initialize":
             self._track(call_id, _Pending("initialize"))
         return False
@@ -205,16 +209,13 @@ class Relay:
         except WriterClosed:
             self._end("upstream")
 
-    def _answer_read_artifact(self, call_id: Any, arguments: Any) -> None:
+    def _answer_read_artifact(self, call_id: Any, params: dict[str, Any]) -> None:
         try:
-            result = self._hooks.read_artifact(call_id, arguments)
+            result = self._hooks.read_artifact(call_id, params.get("arguments"))
         except Exception as exc:  # a bug here must not take the relay down
             log.exception("read_artifact failed")
-            result = {
-                "content": [{"type": "text", "text": f"read_artifact failed: {exc}"}],
-                "isError": True,
-            }
-        self._reply(call_id, result)
+            result = text_result(f"read_artifact failed: {exc}", is_error=True)
+        self._reply(call_id, result, wants_result_type(params))
 
     # -- upstream -> client ------------------------------------------------
 
@@ -285,8 +286,7 @@ class Relay:
         if entry.method != "tools/call":
             self._reply_error(call_id, text)
             return
-        result: dict[str, Any] = {"content": [{"type": "text", "text": text}]}
-        self._reply(call_id, {**result, "isError": True} if is_error else result)
+        self._reply(call_id, text_result(text, is_error=is_error), entry.result_type)
 
     def _pending_of(self, ids: Iterator[Any]) -> tuple[_Pending | None, Any]:
         """The first pending request among ``ids``, taken off the pending list."""
@@ -342,7 +342,7 @@ class Relay:
             print_error(f"toolcap proxy: could not bound a {entry.method} result: {exc!r}")
             text = f"toolcap proxy: could not bound this result ({type(exc).__name__})."
             if entry.method == "tools/call":
-                new_result = {"content": [{"type": "text", "text": text}], "isError": True}
+                new_result = for_revision(text_result(text, is_error=True), entry.result_type)
             else:
                 error = {"code": PROXY_ERROR, "message": text}
                 return {"jsonrpc": "2.0", "id": message["id"], "error": error}
@@ -400,15 +400,13 @@ class Relay:
         except WriterClosed:
             self._end("client")
 
-    def _reply(self, call_id: Any, result: dict[str, Any]) -> None:
+    def _reply(self, call_id: Any, result: dict[str, Any], result_type: bool) -> None:
+        result = for_revision(result, result_type)
         self._to_client(dumps({"jsonrpc": "2.0", "id": call_id, "result": result}))
 
     def _reply_error(self, call_id: Any, text: str) -> None:
         error = {"code": PROXY_ERROR, "message": self._hooks.error_text(text)}
         self._to_client(dumps({"jsonrpc": "2.0", "id": call_id, "error": error}))
-
-    def _reply_tool_error(self, call_id: Any, text: str) -> None:
-        self._reply(call_id, {"content": [{"type": "text", "text": text}], "isError": True})
 
     def _notify_client_log(self, text: str) -> None:
         note = {

@@ -1,0 +1,39 @@
+"""Results the proxy builds itself, as the revision of the request they answer wants them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["empty_tools_list", "for_revision", "text_result", "wants_result_type"]
+
+# The request ``_meta`` key by which revisions from 2026-07-28 on name themselves on
+# every request; the revisions negotiated by ``initialize`` never send it.
+_PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+_HANDSHAKE_REVISIONS = frozenset({"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"})
+
+
+def wants_result_type(params: Any) -> bool:
+    """Whether a request's revision (2026-07-28 on) requires ``resultType`` in its result."""
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    version = meta.get(_PROTOCOL_VERSION_KEY) if isinstance(meta, dict) else None
+    return isinstance(version, str) and version not in _HANDSHAKE_REVISIONS
+
+
+def for_revision(result: dict[str, Any], result_type: bool) -> dict[str, Any]:
+    """``result`` as the request's revision wants it: a result the proxy builds itself
+    is a complete one, never an input request or a task."""
+    if result_type and "resultType" not in result:
+        return {**result, "resultType": "complete"}
+    return result
+
+
+def text_result(text: str, *, is_error: bool = False) -> dict[str, Any]:
+    """A tools/call result of one text block."""
+    result: dict[str, Any] = {"content": [{"type": "text", "text": text}]}
+    return {**result, "isError": True} if is_error else result
+
+
+def empty_tools_list(result_type: bool) -> dict[str, Any]:
+    """A tools/list result with no tools; a revision with cached lists (2026-07-28 on)
+    is told not to keep it."""
+    return {"tools": [], "cacheScope": "private", "ttlMs": 0} if result_type else {"tools": []}
