@@ -9,7 +9,9 @@
   tool), a cut result drops its ``structuredContent``, and a client that knows
   a tool's output schema rejects a result without structured content. A result
   within budget still carries its ``structuredContent``.
-  The proxy's own ``read_artifact`` tool is added on the first page.
+  The proxy's own ``read_artifact`` tool is added on the first page. Every tool
+  says in ``_meta["anthropic/maxResultSizeChars"]`` the bound its results keep
+  to, so that a host that bounds results itself does not cut them again.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ from ._artifact import read_artifact_definition, read_artifact_result
 from ._contracts import ToolNameConflict
 
 __all__ = ["ProxyHooks"]
+
+#: The tool ``_meta`` key by which a host learns how long a tool's results can be.
+MAX_RESULT_KEY = "anthropic/maxResultSizeChars"
 
 
 class ProxyHooks:
@@ -53,6 +58,22 @@ class ProxyHooks:
             limits.extend(policy.get("size_threshold") for policy in config.tools.values())
             limits.append(ToolPolicy().size_threshold)  # the built-in default, for unlisted tools
         return all(limit is None or size <= limit for limit in limits)
+
+    def result_bound(self, tool: str | None) -> int | None:
+        """The most a result of ``tool`` holds after bounding, in characters (every
+        limit is in UTF-8 bytes, and a character is at least one); None if unbounded."""
+        config = self.policy.config
+        threshold = self.policy.for_tool(tool).size_threshold if tool is not None else None
+        limits = [config.batch_ceiling, self.wire_budget, threshold]
+        return min((limit for limit in limits if limit is not None), default=None)
+
+    def _advertised(self, tool: dict[str, Any]) -> dict[str, Any]:
+        bound = self.result_bound(tool.get("name") if isinstance(tool.get("name"), str) else None)
+        if bound is None:
+            return tool
+        meta = tool.get("_meta")
+        meta = meta if isinstance(meta, dict) else {}
+        return {**tool, "_meta": {**meta, MAX_RESULT_KEY: bound}}
 
     def tool_result(self, tool: str, call_id: Any, result: dict[str, Any]) -> dict[str, Any] | None:
         bounded = bound_call_tool_result_dict(
@@ -92,9 +113,10 @@ class ProxyHooks:
                     )
                 if "outputSchema" in tool:
                     tool = {k: v for k, v in tool.items() if k != "outputSchema"}
+                tool = self._advertised(tool)
             out.append(tool)
         if first_page and name is not None:
-            out.append(read_artifact_definition(name))
+            out.append(self._advertised(read_artifact_definition(name)))
         return {**result, "tools": out}
 
     def read_artifact(self, call_id: Any, arguments: Any) -> dict[str, Any]:
