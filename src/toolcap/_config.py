@@ -25,6 +25,7 @@ from ._trust import REDIRECTING_KEYS, read_regular_file, trust_state, user_confi
 from .core._cut import Strategy, check_head_ratio, check_strategy
 from .core._errors import ConfigError
 from .core._errors import shown as _shown
+from .core._jsondoc import Format, check_format
 from .core._marker import Marker
 from .core._pressure import parse_window
 from .core._sizes import Limit, parse_limit
@@ -50,6 +51,7 @@ class ToolPolicy:
     head_ratio: float = 0.2
     marker: Marker = field(default_factory=Marker)
     spill: bool = True
+    format: Format = "auto"
 
     @property
     def wire_cut(self) -> CutPolicy:
@@ -203,6 +205,8 @@ def _parse_tool_key(key: str, value: object, where: str, file: str | None) -> ob
         return Marker.parse(_string(value, where, file), key=where, file=file)
     if key == "spill":
         return _boolean(value, where, file)
+    if key == "format":
+        return check_format(value, key=where, file=file)
     raise ConfigError(f"unknown key {key!r}{_known(_TOOL_KEYS)}", key=where, file=file)
 
 

@@ -17,6 +17,7 @@ from ._notice import Cap, emit_notice, failure_reason, logger, notice_line
 from .core._allocate import water_fill
 from .core._cut import cut
 from .core._default import DEFAULT, Default
+from .core._jsoncut import cut_by_format
 from .core._pressure import pressure_ceiling
 from .core._refs import MAX_REFERENCE_LENGTH, REFERENCE_LENGTH
 from .core._sizes import Limit
@@ -306,9 +307,10 @@ class Policy:
             if share >= work.whole_sizes[index]:
                 continue
             reference = self._spill_once(work, (index, index + 1), io)
-            result = cut(work.originals[index], share, strategy=policy.strategy,
-                         head_ratio=policy.head_ratio, marker=policy.marker,
-                         reference=reference)
+            result = cut_by_format(work.originals[index], share, text=work.whole[index],
+                                   format=policy.format, strategy=policy.strategy,
+                                   head_ratio=policy.head_ratio, marker=policy.marker,
+                                   reference=reference)
             self._set_part(work, index, result.text, result.kept_bytes)
 
     def _collapse(self, work: _Work, budget: int, io: bool) -> None:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from _strategies import json_documents, write_json
 from helpers import reference_of
 from toolcap import Config, Policy, StoreError, ToolResponse
 from toolcap.shell._spill import open_stream
@@ -183,3 +185,37 @@ def test_memory_held_is_bounded_by_the_limits_not_the_stream() -> None:
     held = len(cutter._head) + len(cutter._tail) + len(cutter.held)
     assert held <= 3 * 8192
     assert cutter.total == 200 * len(chunk)
+
+
+@settings(max_examples=120, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(document=json_documents, indent=st.sampled_from([None, "  "]),
+       threshold=limits, ceiling=limits, strategy=st.sampled_from(["head", "tail", "head_tail"]),
+       cuts=st.lists(st.integers(0, 25_000), max_size=8), spill=st.booleans(),
+       padding=st.sampled_from(["", "\n", " \r\n\t"]))
+def test_a_streamed_json_document_is_cut_by_structure_exactly_as_the_finalizer_cuts_it(
+    document: object, indent: str | None, threshold: int | None, ceiling: int | None,
+    strategy: str, cuts: list[int], spill: bool, padding: str,
+) -> None:
+    data = (padding + write_json(document, indent) + padding).encode("utf-8")
+    config = config_for(threshold, ceiling, strategy, 0.2, spill)
+    outcome = stream_through(Policy(config, sink=MemoryStore(), notices=False), data, cuts)
+    assert_same(outcome, data, Policy(config, sink=MemoryStore(), notices=False))
+    if outcome.result is not None:
+        json.loads(outcome.result.text)  # still a document
+
+
+def test_a_stream_that_does_not_start_like_json_holds_no_copy_of_itself() -> None:
+    cutter = StreamCutter(2048)
+    cutter.feed(b"  log line {\n" + b"x" * 100_000)
+    assert cutter._document is None
+
+
+def test_format_text_cuts_a_json_stream_as_text() -> None:
+    data = json.dumps([{"n": i} for i in range(3000)]).encode()
+    config = Config(tools={"t": {"size_threshold": 2048, "format": "text"}})
+    outcome = stream_through(Policy(config, sink=None, notices=False), data, [])
+    assert outcome.result is not None
+    with pytest.raises(ValueError):
+        json.loads(outcome.result.text)
+    assert_same(outcome, data, Policy(config, sink=None, notices=False))

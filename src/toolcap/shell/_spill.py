@@ -94,6 +94,7 @@ def open_stream(
         strategy=tool_policy.strategy,
         head_ratio=tool_policy.head_ratio,
         marker=tool_policy.marker,
+        format=tool_policy.format,
     )
     keep = spill and tool_policy.spill
 

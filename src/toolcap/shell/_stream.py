@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from .._diagnostics import observe
 from .._notice import Cap, failure_reason, logger, notice_line
 from ..core._cut import CapResult, CutPlan, Strategy, assemble, plan_cut
+from ..core._jsoncut import cut_json
+from ..core._jsondoc import MAX_STRUCTURAL_BYTES, Format
 from ..core._marker import Marker
 from ..core._sizes import Limit
 from ..core._utf8 import decode
@@ -81,10 +83,14 @@ class StreamCutter:
         threshold: the tool's ``size_threshold`` (``None``: unlimited).
         ceiling: the batch ceiling (``None``: none), applied after the threshold.
         strategy, head_ratio, marker, snap_lines: as for :func:`toolcap.cap_text`.
+        format: the tool's ``format``: unless ``"text"``, a stream that starts
+            like a JSON object or array is held whole (up to
+            ``MAX_STRUCTURAL_BYTES``, 64 MB) so that it can be cut by structure.
 
     Memory is bounded by the limits, whatever the length of the stream: the head
     and tail the widest possible plan needs, plus the stream itself only while it
-    is no longer than the smaller limit.
+    is no longer than the smaller limit, or while it may be a JSON document of
+    at most 64 MB (larger documents are cut as text in every path).
     """
 
     def __init__(
@@ -96,8 +102,10 @@ class StreamCutter:
         head_ratio: float = 0.2,
         marker: Marker | None = None,
         snap_lines: bool = True,
+        format: Format = "auto",
     ) -> None:
         self.threshold = threshold
+        self._format: Format = format
         self.ceiling = ceiling
         self._strategy: Strategy = strategy
         self._head_ratio = head_ratio
@@ -113,6 +121,10 @@ class StreamCutter:
         self._head = bytearray()
         self._tail = bytearray()
         self._whole: bytearray | None = bytearray() if limits else None
+        # The stream while it may still be a JSON document to cut by structure.
+        self._document: bytearray | None = (
+            bytearray() if limits and format != "text" else None
+        )
         self.total = 0
         # The threshold is compared with the *decoded* size (invalid bytes grow when
         # replaced); it matters only when the ceiling is the smaller limit and the
@@ -153,11 +165,26 @@ class StreamCutter:
             piece = self._decoder.decode(chunk)
             self._decoded += len(piece) if piece.isascii() else len(piece.encode("utf-8"))
         self.total += size
+        if self._document is not None:
+            self._hold_document(chunk)
         if self._whole is not None:
             if self.total <= self.limit:
                 self._whole += chunk
             else:
                 self._whole = None
+
+    def _hold_document(self, chunk: bytes) -> None:
+        document = self._document
+        assert document is not None
+        if self.total > MAX_STRUCTURAL_BYTES:
+            self._document = None
+            return
+        if not document.strip():
+            start = chunk.lstrip(b" \t\r\n")[:1]
+            if start and start not in (b"{", b"["):
+                self._document = None
+                return
+        document += chunk
 
     def _keep_tail(self, chunk: bytes) -> None:
         keep = self._tail_keep
@@ -217,6 +244,13 @@ class StreamCutter:
         return self._cut(self.ceiling, reference), "batch_ceiling"
 
     def _cut(self, limit: int, reference: str | None) -> CapResult:
+        if self._document is not None:
+            result = cut_json(decode(bytes(self._document)), limit, format=self._format,
+                              strategy=self._strategy, head_ratio=self._head_ratio,
+                              marker=self._marker, reference=reference,
+                              original_bytes=self.total)
+            if result is not None:
+                return result
         plan = self._plan(limit, reference is not None)
         head = bytes(self._head[: plan.head + 1])
         tail = bytes(self._tail[max(0, len(self._tail) - plan.tail) :]) if plan.tail else b""
