@@ -58,6 +58,12 @@ class ToolPolicy:
         """This tool's strategy and head's share for the wire cut (which never snaps)."""
         return CutPolicy(self.strategy, self.head_ratio, snap=None)
 
+    @property
+    def cut_options(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`toolcap.core._jsoncut.cut_by_format` it sets."""
+        return {"format": self.format, "strategy": self.strategy,
+                "head_ratio": self.head_ratio, "marker": self.marker}
+
 
 @dataclass(frozen=True)
 class Config:

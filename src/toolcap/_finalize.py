@@ -308,9 +308,7 @@ class Policy:
                 continue
             reference = self._spill_once(work, (index, index + 1), io)
             result = cut_by_format(work.originals[index], share, text=work.whole[index],
-                                   format=policy.format, strategy=policy.strategy,
-                                   head_ratio=policy.head_ratio, marker=policy.marker,
-                                   reference=reference)
+                                   reference=reference, **policy.cut_options)
             self._set_part(work, index, result.text, result.kept_bytes)
 
     def _collapse(self, work: _Work, budget: int, io: bool) -> None:
