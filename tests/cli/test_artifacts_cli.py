@@ -243,3 +243,31 @@ def test_a_negative_size_written_as_a_separate_argument_gets_a_clear_error(
     assert joined.stderr == (
         b"toolcap: error: --limit: invalid size '-5KB': sizes cannot be negative\n"
     )
+
+
+POINTED = {"total": 3000, "results": [{"id": i, "name": f"item {i}"} for i in range(3000)]}
+
+
+def _stored_document(tmp_path: Path) -> str:
+    return LocalStore(tmp_path / "s").put(json.dumps(POINTED, indent=2))
+
+
+def test_cat_pointer_writes_the_part_and_refuses_mixed_options(
+    tmp_path: Path, toolcap: Any
+) -> None:
+    ref = _stored_document(tmp_path)
+    root = str(tmp_path / "s")
+    done = toolcap("artifacts", "cat", ref, "--pointer", "/results/7", "--artifacts", root)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"id": 7, "name": "item 7"}
+    done = toolcap("artifacts", "cat", ref, "--pointer", "/results", "--start", "2998",
+                   "--artifacts", root)
+    assert json.loads(done.stdout) == POINTED["results"][2998:]  # type: ignore[index]
+    done = toolcap("artifacts", "cat", ref, "--pointer", "/nope", "--artifacts", root)
+    assert done.returncode == 1
+    assert done.stderr.decode().startswith("toolcap: error: --pointer: pointer '/nope'")
+    done = toolcap("artifacts", "cat", ref, "--start", "2", "--artifacts", root)
+    assert done.returncode == 2
+    done = toolcap("artifacts", "cat", ref, "--pointer", "", "--lines", "1:2", "--artifacts",
+                   root)
+    assert done.returncode == 2

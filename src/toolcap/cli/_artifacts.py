@@ -43,6 +43,12 @@ def register(subparsers: Any) -> None:
     cat.add_argument("--length", type=_count, metavar="N", help="bytes to read (default: all)")
     cat.add_argument("--lines", metavar="A:B",
                      help="lines A to B, 1-based and inclusive (A:, :B and A also work)")
+    cat.add_argument("--pointer", metavar="P",
+                     help="of a JSON original, the part at JSON Pointer P (e.g. /results/500)")
+    cat.add_argument("--start", type=_count, metavar="N",
+                     help="with --pointer to an array: the first item (default 0)")
+    cat.add_argument("--count", type=_positive, metavar="N",
+                     help="with --pointer to an array: this many items (default: the rest)")
     cat.set_defaults(handler=_cat)
 
     grep = commands.add_parser("grep", help="search an artifact (RE2 regular expression)")
@@ -180,11 +186,19 @@ def _line_range(text: str) -> tuple[int, int | None]:
 def _cat(args: argparse.Namespace) -> int:
     if args.lines is not None and (args.offset is not None or args.length is not None):
         raise CommandError("--lines cannot be combined with --offset or --length")
+    by_pointer = args.pointer is not None
+    if (args.start is not None or args.count is not None) and not by_pointer:
+        raise CommandError("--start and --count select items of the array at --pointer")
+    if by_pointer and (args.lines is not None or args.offset is not None
+                       or args.length is not None):
+        raise CommandError("--pointer cannot be combined with --lines, --offset or --length")
     store = _store(args)
     ref = _checked_ref(store, args.ref)
     out = sys.stdout.buffer
     info = store.stat(ref)
-    if args.lines is not None:
+    if by_pointer:
+        out.write(_json_part(store, ref, args).encode("utf-8") + b"\n")
+    elif args.lines is not None:
         start, end = _line_range(args.lines)
         if start > max(info.lines, 1):
             raise CommandError(f"--lines {args.lines}: {ref} has {info.lines} lines", status=1)
@@ -199,6 +213,22 @@ def _cat(args: argparse.Namespace) -> int:
     out.flush()
     _note_partial(store, ref)
     return 0
+
+
+def _json_part(store: ArtifactStore, ref: str, args: argparse.Namespace) -> str:
+    """The part of a JSON original ``--pointer`` (and ``--start``/``--count``) names."""
+    from ..core._jsondoc import MAX_STRUCTURAL_BYTES, select_part
+
+    info = store.stat(ref)
+    if info.partial or info.bytes > MAX_STRUCTURAL_BYTES:
+        raise CommandError(f"--pointer: {ref} is not kept whole or is over 64 MB; "
+                           "read it with --lines, --offset or grep", status=1)
+    text = store.read_bytes(ref).decode("utf-8", "replace")
+    try:
+        part, _ = select_part(text, args.pointer, args.start, args.count)
+    except ValueError as error:
+        raise CommandError(f"--pointer: {error}", status=1) from None
+    return part
 
 
 def _note_partial(store: ArtifactStore, ref: str) -> None:

@@ -28,6 +28,7 @@ __all__ = [
     "parse_document",
     "pointer",
     "resolve_pointer",
+    "select_part",
     "wire_cost",
 ]
 
@@ -325,3 +326,38 @@ class Writer:
             if total > cap:
                 return cap + 1
         return total
+
+
+def select_part(
+    text: str, where: str, start: int | None = None, count: int | None = None
+) -> tuple[str, str]:
+    """The part of JSON document ``text`` at pointer ``where``, in the document's layout.
+
+    With ``start`` or ``count``, the part must be an array and only those items
+    are returned (still an array). Returns ``(json_text, description)``; raises
+    ValueError with a one-line message naming what is wrong.
+    """
+    parsed = parse_document(text, "json")
+    if parsed is None:
+        raise ValueError("it is not a JSON object or array of at most 64 MB: read it by lines,"
+                         " bytes or a search instead")
+    value, style = parsed
+    try:
+        part = resolve_pointer(value, where)
+    except KeyError as error:
+        raise ValueError(f"pointer {where[:120]!r}: {error.args[0]}") from None
+    shown = where or "/"
+    if start is None and count is None:
+        return Writer(style).render(part), f"{type_name(part)} at {shown[:120]}"
+    if not isinstance(part, list):
+        raise ValueError(f"{shown[:120]} is an {type_name(part)}, not an array:"
+                         " start and count select items of an array")
+    first = start or 0
+    if first > len(part):
+        raise ValueError(f"start {first} is past the end of {shown[:120]} ({len(part)} items)")
+    items = part[first:] if count is None else part[first : first + count]
+    if not items:
+        return "[]", f"no items from {first} of the {len(part)} at {shown[:120]}"
+    last = first + len(items) - 1
+    return (Writer(style).render(items),
+            f"items {first}–{last} of the {len(part)} at {shown[:120]}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core._jsondoc import MAX_STRUCTURAL_BYTES, select_part
 from ..core._sizes import human_size
 from ..core._utf8 import head_boundary, tail_boundary
 from ..protocols import ArtifactReader
@@ -24,8 +25,10 @@ DESCRIPTION = (
     "no backreferences or lookaround; `context` lines around each match). A search "
     "shows each match as LINE:BYTE_OFFSET:TEXT; on a very long line (say one-line JSON) "
     "TEXT is a window around the match, cut ends marked [...]: pass that byte offset as "
-    "`offset` to read on from there. Prefer a search or a narrow range to re-reading "
-    "everything: this tool's output is bounded like any other."
+    "`offset` to read on from there. A JSON original (its cut names parts by JSON "
+    "Pointer, e.g. /results/3 … /results/9814) reads by `pointer` (e.g. /results/500), "
+    "and an array's items by `pointer` with `start` and `count`. Prefer a search or a "
+    "narrow range to re-reading everything: this tool's output is bounded like any other."
 )
 
 
@@ -57,6 +60,14 @@ def read_artifact_definition(name: str) -> dict[str, Any]:
                     "description": "Lines of context around each match (default 2).",
                 },
                 "max_matches": {**integer, "minimum": 1, "description": "Default 50."},
+                "pointer": {
+                    "type": "string",
+                    "description": "JSON Pointer (RFC 6901) into a JSON original, e.g. "
+                    "/results/500; \"\" is the whole document.",
+                },
+                "start": {**integer, "description": "With pointer to an array: first item."},
+                "count": {**integer, "minimum": 1,
+                          "description": "With pointer to an array: number of items."},
                 "ignore_case": {"type": "boolean"},
             },
             "required": ["ref"],
@@ -95,7 +106,9 @@ def read_artifact_result(store: object, arguments: Any) -> dict[str, Any]:
     try:
         info = store.stat(ref)
         where = f"{info.ref} ({human_size(info.bytes)}, {info.lines} lines)"
-        if isinstance(arguments.get("pattern"), str):
+        if "pointer" in arguments or "start" in arguments or "count" in arguments:
+            text, note = _json_part(store, ref, info.bytes, info.partial, arguments, where)
+        elif isinstance(arguments.get("pattern"), str):
             text, note = _grep(store, ref, arguments)
         elif "start_line" in arguments or "end_line" in arguments:
             start = _int(arguments, "start_line", 1, 1) or 1
@@ -161,6 +174,28 @@ def _byte_range(
     if (first, last) != (offset, end):
         note += f"; asked for {offset}–{end}, widened to whole characters"
     return text, note
+
+
+def _json_part(
+    store: ArtifactReader, ref: str, size: int, partial: bool, arguments: dict[str, Any],
+    where: str,
+) -> tuple[str, str]:
+    """The part of a JSON original a pointer (and an item range) names.
+
+    The original is parsed on each read (no index is kept): a JSON original is
+    cut by structure only up to 64 MB, and one parse of that costs about a second.
+    """
+    pointer = arguments.get("pointer", "")
+    if not isinstance(pointer, str):
+        raise ValueError("pointer must be a string such as /results/500")
+    start = _int(arguments, "start", None, 0)
+    count = _int(arguments, "count", None, 1)
+    if partial or size > MAX_STRUCTURAL_BYTES:
+        raise ValueError(f"{ref} is not kept whole or is over 64 MB, so it cannot be read by"
+                         " pointer; use a search or a byte range")
+    text, what = select_part(store.read_bytes(ref).decode("utf-8", "replace"), pointer,
+                             start, count)
+    return text, f"{what} of {where}"
 
 
 def _grep(store: ArtifactReader, ref: str, arguments: dict[str, Any]) -> tuple[str, str]:
