@@ -17,12 +17,14 @@ from ._finalize import Policy
 from ._notice import emit_notice, notice_line
 from .core._json import (
     DEFAULT_WIRE_MARKER,
+    TEXT_BLOCK_OVERHEAD,
     project_json_blocks,
     project_json_text,
     wire_marker,
 )
+from .core._jsoncut import cut_json
 from .core._refs import reference_for
-from .core._utf8 import sanitize, utf8_size
+from .core._utf8 import decode, sanitize, utf8_size
 
 __all__ = ["WireFit", "blocks_fit", "fit_wire"]
 
@@ -102,7 +104,10 @@ def fit_wire(
     if not cut:
         return WireFit(list(parts), False)
     reference, stored = _keep(policy, tool, whole, known, io)
-    if reference is not None and not collapsed:
+    structural = _json_fit(policy, tool, texts, budget, overheads, whole, reference)
+    if structural is not None:
+        projected = structural
+    elif reference is not None and not collapsed:
         projected = project(wire_marker([reference]))
     if io:
         for index in range(len(projected)) if collapsed else cut:
@@ -114,6 +119,40 @@ def fit_wire(
         emit_notice(notice_line(tool, min(kept, original), original, "wire_budget"),
                     to_stderr=policy.notices)
     return WireFit(projected, True, reference, stored)
+
+
+def _json_fit(
+    policy: Policy,
+    tool: str,
+    texts: str | Sequence[str],
+    budget: int,
+    overheads: Sequence[int] | None,
+    whole: str | bytes | None,
+    reference: str | None,
+) -> list[str] | None:
+    """A single text whose original is a JSON document, cut by structure on the wire.
+
+    Cut from the original (so the notes' pointers name the original), in
+    JSON-escaped bytes, to no more than the caps already allowed (escapes only
+    add bytes, so the UTF-8 bound holds too). ``None`` when this does not apply:
+    several texts, the original not held, or not a document.
+    """
+    tool_policy = policy.for_tool(tool)
+    if whole is None or tool_policy.format == "text":
+        return None
+    if isinstance(texts, str):
+        single, room = texts, budget - 2
+    elif len(texts) == 1:
+        overhead = overheads[0] if overheads else TEXT_BLOCK_OVERHEAD
+        single, room = texts[0], budget - 4 - overhead  # brackets and quotes
+    else:
+        return None
+    source = decode(whole) if isinstance(whole, bytes) else sanitize(whole)
+    result = cut_json(source, min(room, utf8_size(single)), format=tool_policy.format,
+                      strategy=tool_policy.strategy, head_ratio=tool_policy.head_ratio,
+                      marker=tool_policy.marker, reference=reference, wire=True,
+                      original_bytes=len(whole) if isinstance(whole, bytes) else None)
+    return None if result is None else [result.text]
 
 
 def _keep(
