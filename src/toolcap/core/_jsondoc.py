@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 from ._errors import ConfigError
 from ._jsonsize import dumps
@@ -32,7 +31,10 @@ __all__ = [
     "wire_cost",
 ]
 
-Format = Literal["auto", "text", "json"]
+#: A tool's ``format``: ``"auto"`` (detect a document), ``"text"`` or ``"json"``.
+#: A plain ``str`` checked by :func:`check_format` (a ``Literal`` holding "auto"
+#: would read as "use the default", which core/_default.py spells one way).
+Format = str
 FORMATS: tuple[Format, ...] = ("auto", "text", "json")
 
 #: Larger documents are cut as text in every path: a stream holds at most this
