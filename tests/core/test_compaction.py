@@ -91,3 +91,11 @@ def test_the_cut_marker_of_a_capped_output_is_found() -> None:
     assert cut_marker_of("[toolcap: output truncated, kept 1.0 KB of 2.0 KB. Narrow]") == (
         "2.0 KB", None)
     assert cut_marker_of("[toolcap: output truncated, kept " + "9" * 100_000) is None
+
+
+def test_a_placeholder_of_four_byte_characters_stays_short() -> None:
+    wide = "\U0001f600" * 300
+    placeholder = render_placeholder(tool=wide, size=10**12, reference=SAMPLE_REFERENCE,
+                                     text=wide, blocks=1000,
+                                     cut_from=("1023.9 GB", SAMPLE_REFERENCE))
+    assert is_valid(placeholder) and utf8_size(placeholder) <= 600

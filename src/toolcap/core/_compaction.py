@@ -48,6 +48,10 @@ __all__ = [
 PLACEHOLDER_START = "[toolcap: compacted "
 
 _PREVIEW_CHARS = 48
+# Characters alone do not bound bytes (up to 4 each): each piece is held to bytes too,
+# so a placeholder stays short whatever the tool name and the text are made of.
+_PREVIEW_BYTES = 96
+_TOOL_BYTES = 64
 _TOOL_CHARS = 64
 # The cut marker of toolcap's default template, as the finalizer writes it: bounded
 # pieces only, so a search of a hostile text stays linear.
@@ -171,7 +175,16 @@ def _flat(text: str) -> str:
 def _preview(text: str, *, end: bool) -> str:
     window = text[-4 * _PREVIEW_CHARS:] if end else text[: 4 * _PREVIEW_CHARS]
     flat = _flat(window)
-    return flat[-_PREVIEW_CHARS:] if end else flat[:_PREVIEW_CHARS]
+    return _within(flat[-_PREVIEW_CHARS:], _PREVIEW_BYTES, end=True) if end else _within(
+        flat[:_PREVIEW_CHARS], _PREVIEW_BYTES, end=False)
+
+
+def _within(text: str, limit: int, *, end: bool) -> str:
+    """The start (or with ``end`` the end) of valid ``text`` in at most ``limit`` UTF-8 bytes."""
+    data = text.encode("utf-8")
+    if len(data) <= limit:
+        return text
+    return (data[-limit:] if end else data[:limit]).decode("utf-8", "ignore")
 
 
 def render_placeholder(
@@ -191,7 +204,8 @@ def render_placeholder(
     found in an output that a cap had already cut: the true original's size and
     reference. At most about 500 bytes whatever the inputs.
     """
-    name = _flat(tool[: 2 * _TOOL_CHARS])[:_TOOL_CHARS] or "a tool"
+    name = _within(_flat(tool[: 2 * _TOOL_CHARS])[:_TOOL_CHARS], _TOOL_BYTES, end=False)
+    name = name or "a tool"
     what = f"{human_size(size)}" + (f" in {blocks} blocks" if blocks else "")
     if cut_from is not None:
         original, full = cut_from
