@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/bench_proxy.py             # 300 small calls, 5 x 10 MB
     .venv/bin/python benchmarks/bench_proxy.py --quick     # 200 small calls, 2 x 10 MB
     .venv/bin/python benchmarks/bench_proxy.py --quick --big-sizes 10MB,100MB
+    .venv/bin/python benchmarks/bench_proxy.py --http      # the same over Streamable HTTP
 
 The upstream is the test server (tests/servers/bigserver.py), over stdio.
 
@@ -172,6 +173,11 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="200 small calls, 2 big runs")
     parser.add_argument("--big-sizes", default="10MB",
                         help="sizes of the big tool results, comma-separated (default 10MB)")
+    parser.add_argument(
+        "--http",
+        action="store_true",
+        help="proxy --listen over HTTP against the upstream over HTTP, and 50 sessions at once",
+    )
     args = parser.parse_args()
     big_sizes = [(text.strip(), parse_size(text)) for text in args.big_sizes.split(",")]
     n_small = 200 if args.quick else 300
@@ -182,6 +188,11 @@ def main() -> None:
     config = Path(store) / "toolcap.toml"
     config.write_text('[tools."*"]\nsize_threshold = "32KB"\n')
     env["TOOLCAP_CONFIG"] = str(config)
+    if args.http:
+        from _bench_http import run as run_http
+
+        run_http(SERVER, TOOLCAP, env, n_small, n_big)
+        return
 
     setups: dict[str, list[str]] = {
         "direct": SERVER,

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
-import os
 import socket
 import subprocess
 import sys
@@ -19,13 +17,7 @@ import pytest
 pytest.importorskip("s3fs")
 moto_server = pytest.importorskip("moto.server")
 
-REGION = "eu-west-1"  # not us-east-1: moto's CreateBucket needs a location constraint there
-BUCKET = "toolcap-tests"
-CREDENTIALS = {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_DEFAULT_REGION": REGION,
-}
+from moto_s3 import BUCKET, CREDENTIALS, env_with, moto_s3  # noqa: E402
 
 
 class CountingProxy:
@@ -83,19 +75,8 @@ class CountingProxy:
 @pytest.fixture(scope="module")
 def s3() -> Iterator[dict[str, str]]:
     """A moto S3 server on 127.0.0.1 (port chosen by the OS) with one bucket."""
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    endpoint = f"http://{host}:{port}"
-    import boto3  # type: ignore[import-untyped]
-
-    client = boto3.client("s3", endpoint_url=endpoint, region_name=REGION,
-                          aws_access_key_id="testing", aws_secret_access_key="testing")
-    client.create_bucket(Bucket=BUCKET,
-                         CreateBucketConfiguration={"LocationConstraint": REGION})
-    yield {"endpoint": endpoint, "host": host, "port": str(port)}
-    server.stop()
+    with moto_s3() as server:
+        yield server
 
 
 @pytest.fixture
@@ -118,11 +99,6 @@ text = "".join(f"{n:08d} some tool output, line after line\\n" for n in range(li
 out = {"artifacts": result.artifacts, "text": result.text, "not_kept": result.not_kept}
 print(json.dumps(out))
 """
-
-
-def env_with(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "FSSPEC_"))}
-    return {**env, **CREDENTIALS, **extra}
 
 
 def s3_store(s3: dict[str, str], url: str, monkeypatch: pytest.MonkeyPatch) -> Any:

@@ -16,6 +16,8 @@ examples:
   toolcap proxy -- npx -y @modelcontextprotocol/server-filesystem /srv/data
   toolcap proxy --config toolcap.toml -- uvx mcp-server-git --repository .
   toolcap proxy --url https://mcp.example.com/mcp --header 'Authorization: Bearer TOKEN'
+  toolcap proxy --listen 127.0.0.1:8931 -- uvx mcp-server-git --repository .
+  TOKEN=... toolcap proxy --listen 0.0.0.0:8931 --auth-token-env TOKEN -- CMD
 """
 
 
@@ -49,6 +51,41 @@ def register(subparsers: Any) -> None:
         default=[],
         metavar="'NAME: VALUE'",
         help="HTTP header for --url (repeatable), e.g. 'Authorization: Bearer TOKEN'",
+    )
+    serve = parser.add_argument_group("serving over HTTP")
+    serve.add_argument(
+        "--listen",
+        metavar="HOST:PORT",
+        help="serve MCP over Streamable HTTP at http://HOST:PORT/mcp instead of stdin/stdout "
+        "(HOST defaults to 127.0.0.1; a non-loopback HOST needs --auth-token-env)",
+    )
+    serve.add_argument(
+        "--auth-token-env",
+        metavar="NAME",
+        help="require 'Authorization: Bearer TOKEN', TOKEN read from the environment variable NAME",
+    )
+    serve.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="a browser Origin to accept besides loopback ones (repeatable), "
+        "e.g. https://app.example.com",
+    )
+    serve.add_argument(
+        "--max-sessions",
+        type=int,
+        default=32,
+        metavar="N",
+        help="client sessions at once, each with its own upstream (default 32); "
+        "past it, a new session is refused with HTTP 503",
+    )
+    serve.add_argument(
+        "--session-idle-timeout",
+        type=float,
+        default=1800.0,
+        metavar="SECONDS",
+        help="end a session (and its upstream) unused for this long (default 1800)",
     )
     parser.add_argument(
         "--max-line-size",
@@ -135,7 +172,54 @@ def run(args: argparse.Namespace) -> int:
     else:
         tool_name = config.read_artifact_tool
 
+    if args.listen is not None:
+        options = _serve_options(args)
+        from ..proxy import serve_proxy
+
+        return serve_proxy(
+            command, config, options, url=args.url, headers=headers, timeout=args.timeout,
+            read_artifact_name=tool_name,
+        )
+    if args.auth_token_env or args.allow_origin:
+        raise CommandError("--auth-token-env and --allow-origin apply to --listen only")
+
     from ..proxy import run_proxy  # the relay is loaded only for this command
 
     return run_proxy(command, config, url=args.url, headers=headers, timeout=args.timeout,
                      read_artifact_name=tool_name)
+
+
+def _serve_options(args: argparse.Namespace) -> Any:
+    """The checked options of ``--listen``."""
+    import os
+
+    from ..proxy._listen import ServeOptions, is_loopback, parse_listen
+
+    try:
+        host, port = parse_listen(args.listen)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    token: str | None = None
+    if args.auth_token_env:
+        token = os.environ.get(args.auth_token_env)
+        if not token:
+            raise CommandError(
+                f"--auth-token-env {args.auth_token_env}: that environment variable is not set"
+            )
+    elif not is_loopback(host):
+        raise CommandError(
+            f"--listen {args.listen} accepts connections from other machines: "
+            "give --auth-token-env NAME (clients then send 'Authorization: Bearer TOKEN')"
+        )
+    if args.max_sessions < 1:
+        raise CommandError("--max-sessions must be at least 1")
+    if not args.session_idle_timeout > 0:
+        raise CommandError("--session-idle-timeout must be a positive number of seconds")
+    return ServeOptions(
+        host=host,
+        port=port,
+        auth_token=token,
+        allowed_origins=frozenset(args.allow_origin),
+        max_sessions=args.max_sessions,
+        idle_timeout=args.session_idle_timeout,
+    )

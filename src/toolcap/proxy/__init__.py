@@ -20,11 +20,12 @@ from .._config import Config
 from .._finalize import Policy
 from ._contracts import Upstream, print_error
 from ._hooks import ProxyHooks
+from ._listen import ServeOptions
 from ._relay import Relay
 from ._stderr import StderrPump
 from ._upstream import StdioUpstream, UpstreamStartError
 
-__all__ = ["run_proxy"]
+__all__ = ["run_proxy", "serve_proxy"]
 
 #: At exit, how long stderr may take to accept the last lines before they are dropped.
 _STDERR_DRAIN_SECONDS = 5.0
@@ -108,3 +109,41 @@ def _serve(
     if relay.exit_message:
         print_error(relay.exit_message)
     return code
+
+
+def serve_proxy(
+    command: Sequence[str] | None,
+    config: Config,
+    options: ServeOptions,
+    *,
+    url: str | None = None,
+    headers: dict[str, str] | None = None,
+    timeout: float | None = None,
+    read_artifact_name: str | None = "read_artifact",
+) -> int:
+    """Serve MCP over Streamable HTTP (``--listen``), one relay per client session.
+
+    Each session gets an upstream of its own: a process started from ``command``,
+    or a session of its own with the server at ``url`` (``timeout`` as for
+    :func:`run_proxy`). Returns the exit status.
+    """
+    from ._serve import serve_http
+
+    policy = Policy(config)
+    _ = policy.sink  # open the store once, at start, as run_proxy does
+
+    def make_hooks() -> ProxyHooks:
+        return ProxyHooks(
+            policy, read_artifact_name=read_artifact_name, wire_budget=config.wire_budget
+        )
+
+    def make_upstream() -> Upstream:
+        if url is not None:
+            from ._http import HttpUpstream
+
+            return HttpUpstream(url, headers or {}, timeout)
+        stdio = StdioUpstream(list(command or ()), max_line=config.max_line_size)
+        stdio.start()
+        return stdio
+
+    return serve_http(options, make_upstream, make_hooks)

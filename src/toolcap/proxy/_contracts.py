@@ -12,8 +12,8 @@ from ..core._json import dumps as _json_dumps
 from ._io import LongLine
 
 __all__ = [
-    "Hooks", "OnLine", "OnLongLine", "ToolNameConflict", "Upstream", "dumps", "guarded",
-    "print_error",
+    "ClientEnds", "ClientReader", "ClientWriter", "Hooks", "OnLine", "OnLongLine",
+    "ToolNameConflict", "Upstream", "dumps", "guarded", "print_error",
 ]
 
 log = logging.getLogger("toolcap.proxy")
@@ -26,6 +26,24 @@ OnLongLine = Callable[[LongLine], None]
 def dumps(message: Any) -> bytes:
     """Serialize compactly as UTF-8 (lone surrogates escaped, so always valid UTF-8)."""
     return _json_dumps(message).encode("utf-8")
+
+
+class ClientReader(Protocol):
+    """The client's side of the relay, read: stdin, or an HTTP session's queue."""
+
+    def readline(self) -> bytes | None:
+        """The next message line; None when the client has gone."""
+
+
+class ClientWriter(Protocol):
+    """The client's side of the relay, written: stdout, or an HTTP session's streams."""
+
+    def write_line(self, data: bytes) -> None:
+        """Send one message line; raise WriterClosed when the client has gone."""
+
+
+#: The relay's client side when it is not stdin/stdout (an HTTP session, _sessions.py).
+ClientEnds = tuple[ClientReader, ClientWriter]
 
 
 class Upstream(Protocol):

@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from ._contracts import Hooks, ToolNameConflict, Upstream, dumps, guarded, print_error
+from ._contracts import ClientEnds, Hooks, ToolNameConflict, Upstream, dumps, guarded, print_error
 from ._io import FdWriter, LineReader, LongLine, WriterClosed
 from ._long import WINDOW, ids_anywhere, ids_at_ends, keep_long_line
 from ._revision import empty_tools_list, for_revision, text_result, wants_result_type
@@ -55,11 +55,11 @@ class _Pending:
 class Relay:
     """Relays one client connection to one upstream until either side ends."""
 
-    def __init__(self, upstream: Upstream, hooks: Hooks, *, stdin_fd: int = 0, stdout_fd: int = 1):
+    def __init__(self, upstream: Upstream, hooks: Hooks, *, stdin_fd: int = 0,
+                 stdout_fd: int = 1, client: ClientEnds | None = None):
         self._upstream = upstream
         self._hooks = hooks
-        self._client_in = LineReader(stdin_fd)
-        self._client_out = FdWriter(stdout_fd)
+        self._client_in, self._client_out = client or (LineReader(stdin_fd), FdWriter(stdout_fd))
         self._pending: dict[Any, _Pending] = {}
         self._lock = threading.Lock()
         self._done = threading.Event()

@@ -1,0 +1,199 @@
+"""`toolcap proxy --listen` over Streamable HTTP, against the upstream reached directly.
+
+Run through ``bench_proxy.py --http``. The upstream is the test server over
+Streamable HTTP; the proxy serves HTTP to the client and reaches that same
+server with ``--url`` (and, for reference, a server of its own per session
+over stdio). The client is plain HTTP (one keep-alive connection per session),
+so the figures are the transport's, not an SDK's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import queue
+import re
+import socket
+import statistics
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx2
+
+HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+INIT_PARAMS = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {},
+    "clientInfo": {"name": "bench", "version": "0"},
+}
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _start(argv: list[str], env: dict[str, str], ready: re.Pattern[str]) -> tuple[Any, str]:
+    """Start a server, wait for the stderr line matching ``ready``; return it and the match."""
+    proc = subprocess.Popen(
+        argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    found: queue.Queue[str | None] = queue.Queue()
+
+    def watch() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            match = ready.search(line)
+            if match:
+                found.put(match.group(match.lastindex or 0))
+        found.put(None)
+
+    threading.Thread(target=watch, daemon=True).start()
+    value = found.get(timeout=60)
+    if value is None:
+        raise RuntimeError(f"{argv[:4]} did not start")
+    return proc, value
+
+
+def _messages(response: httpx2.Response) -> list[dict[str, Any]]:
+    if response.headers.get("content-type", "").startswith("application/json"):
+        body = response.json()
+        return body if isinstance(body, list) else [body]
+    return [json.loads(line[5:]) for line in response.text.splitlines() if line.startswith("data:")]
+
+
+class Session:
+    """One MCP session over plain HTTP."""
+
+    def __init__(self, client: httpx2.Client, url: str) -> None:
+        self.client, self.url, self.next_id = client, url, 0
+        self.headers = dict(HEADERS)
+        reply = self._post(
+            {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT_PARAMS}
+        )
+        self.headers["Mcp-Session-Id"] = reply.headers["mcp-session-id"]
+        self.headers["Mcp-Protocol-Version"] = "2025-11-25"
+        self._post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def _post(self, message: dict[str, Any]) -> httpx2.Response:
+        return self.client.post(self.url, content=json.dumps(message), headers=self.headers)
+
+    def call(self, name: str, arguments: dict[str, Any]) -> int:
+        """Call a tool; return the size of its response's body."""
+        self.next_id += 1
+        params = {"name": name, "arguments": arguments}
+        reply = self._post(
+            {"jsonrpc": "2.0", "id": self.next_id, "method": "tools/call", "params": params}
+        )
+        assert any(m.get("id") == self.next_id for m in _messages(reply)), reply.text[:200]
+        return len(reply.content)
+
+    def close(self) -> None:
+        self.client.delete(self.url, headers=self.headers)
+
+
+def _percentile(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def _peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+async def _concurrent(url: str, sessions: int, calls: int) -> list[float]:
+    """``sessions`` sessions at once, each making ``calls`` small calls; every latency."""
+    latencies: list[float] = []
+
+    async def one(index: int) -> None:
+        async with httpx2.AsyncClient(timeout=120.0) as client:
+            headers = dict(HEADERS)
+            init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT_PARAMS}
+            reply = await client.post(url, content=json.dumps(init), headers=headers)
+            headers["Mcp-Session-Id"] = reply.headers["mcp-session-id"]
+            note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+            await client.post(url, content=json.dumps(note), headers=headers)
+            for i in range(calls):
+                call = {
+                    "jsonrpc": "2.0",
+                    "id": i + 1,
+                    "method": "tools/call",
+                    "params": {"name": "small", "arguments": {"text": f"s{index} c{i}"}},
+                }
+                start = time.perf_counter()
+                await client.post(url, content=json.dumps(call), headers=headers)
+                latencies.append(time.perf_counter() - start)
+            await client.delete(url, headers=headers)
+
+    await asyncio.gather(*(one(i) for i in range(sessions)))
+    return latencies
+
+
+def run(
+    server: list[str], toolcap: list[str], env: dict[str, str], n_small: int, n_big: int
+) -> None:
+    big = 10 * 1024 * 1024
+    port = _free_port()
+    upstream, _ = _start([*server, "--http", str(port)], env, re.compile(r"(Uvicorn running)"))
+    direct_url = f"http://127.0.0.1:{port}/mcp"
+    serving = re.compile(r"serving MCP \(Streamable HTTP\) on (http://\S+)")
+    listen = [*toolcap, "proxy", "--listen", "127.0.0.1:0", "--max-sessions", "64"]
+    via_url, url_of_url = _start([*listen, "--url", direct_url], env, serving)
+    via_stdio, url_of_stdio = _start([*listen, "--", *server], env, serving)
+    urls = {"direct (HTTP)": direct_url, "proxy --url": url_of_url, "proxy -- stdio": url_of_stdio}
+    try:
+        clients = {name: httpx2.Client(timeout=300.0) for name in urls}
+        sessions = {name: Session(clients[name], url) for name, url in urls.items()}
+        for session in sessions.values():
+            for _ in range(20):
+                session.call("small", {"text": "warm"})
+        samples: dict[str, list[float]] = {name: [] for name in urls}
+        for i in range(n_small):
+            for name, session in sessions.items():
+                start = time.perf_counter()
+                session.call("small", {"text": f"hello {i}"})
+                samples[name].append(time.perf_counter() - start)
+        print(f"\nOver HTTP: small tools/call, {n_small} calls after 20 warm-up (interleaved)")
+        base = statistics.median(samples["direct (HTTP)"])
+        for name, values in samples.items():
+            p50, p99 = statistics.median(values), _percentile(values, 0.99)
+            ratio = p50 / base
+            print(f"  {name:15} p50 {p50 * 1000:8.3f} ms  p99 {p99 * 1000:8.3f} ms  {ratio:5.2f}x")
+
+        print(f"\nOver HTTP: 10 MB tool result, time until the client holds it (median of {n_big})")
+        for name, session in sessions.items():
+            times, size = [], 0
+            for run_index in range(n_big):
+                tag = f"{name[:3]}{run_index}{time.time_ns()}"
+                start = time.perf_counter()
+                size = session.call("big_text", {"size": big, "tag": tag})
+                times.append(time.perf_counter() - start)
+            print(f"  {name:15} {statistics.median(times) * 1000:9.1f} ms   body {size:>10,} bytes")
+        for name, session in sessions.items():
+            session.close()
+            clients[name].close()
+        rss_before = _peak_rss_mb(via_url.pid)
+        print("\n50 concurrent HTTP sessions through `proxy --url`, 20 small calls each")
+        start = time.perf_counter()
+        latencies = asyncio.run(_concurrent(url_of_url, 50, 20))
+        wall = time.perf_counter() - start
+        p50, p99 = statistics.median(latencies), _percentile(latencies, 0.99)
+        print(
+            f"  p50 {p50 * 1000:8.3f} ms  p99 {p99 * 1000:8.3f} ms  ({len(latencies)} calls in "
+            f"{wall:.1f} s)   proxy peak RSS {rss_before:.0f} MB before, "
+            f"{_peak_rss_mb(via_url.pid):.0f} MB after"
+        )
+    finally:
+        for proc in (via_url, via_stdio, upstream):
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()

@@ -1,0 +1,48 @@
+"""What ``toolcap proxy --listen`` is told: the address, the token, the limits.
+
+Plain data and checks with no HTTP library, so the command line can check its
+options before the ``mcp`` extra's server is imported.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+
+__all__ = ["ServeOptions", "is_loopback", "parse_listen"]
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """How ``toolcap proxy --listen`` serves."""
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+    auth_token: str | None = None
+    allowed_origins: frozenset[str] = field(default_factory=frozenset)
+    max_sessions: int = 32
+    idle_timeout: float = 1800.0
+    max_body: int = 64 * 1024 * 1024
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names this machine only (localhost or a loopback address)."""
+    host = host.strip("[]")
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def parse_listen(value: str) -> tuple[str, int]:
+    """``HOST:PORT``, ``[V6]:PORT`` or ``PORT`` (on 127.0.0.1); ValueError with a message."""
+    host, sep, port_text = value.rpartition(":")
+    if not sep:
+        host, port_text = "127.0.0.1", value
+    if host.startswith("[") != host.endswith("]") or (":" in host and not host.startswith("[")):
+        raise ValueError(f"--listen must look like HOST:PORT or [IPv6]:PORT, got {value!r}")
+    if not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+        raise ValueError(f"--listen needs a port number from 0 to 65535, got {value!r}")
+    return host.strip("[]") or "127.0.0.1", int(port_text)

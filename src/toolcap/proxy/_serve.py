@@ -1,0 +1,363 @@
+"""``toolcap proxy --listen``: the MCP Streamable HTTP transport, served to clients.
+
+A thin layer of Starlette over the relay, run by uvicorn (both come with the
+``mcp`` extra): POST carries the client's messages and answers its requests on
+an SSE stream, GET opens the session's stream for what the server starts,
+DELETE ends the session and its upstream. Every session is a
+:class:`~toolcap.proxy._sessions.RelaySession`, so results are bounded and
+``read_artifact`` answered exactly as over stdio. Security follows the spec:
+the ``Origin`` of a browser is refused unless it is loopback or allowed, and
+a token, when set, is checked as a bearer token in constant time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import json
+import logging
+import socket
+import time
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import urlsplit
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+from ._channel import Channel, Exchange
+from ._contracts import Hooks, Upstream, dumps, print_error
+from ._listen import ServeOptions, is_loopback
+from ._sessions import RelaySession, SessionTable
+from ._upstream import UpstreamStartError
+
+__all__ = ["build_app", "serve_http"]
+
+log = logging.getLogger("toolcap.proxy")
+
+MCP_PATH = "/mcp"
+SESSION_HEADER = "mcp-session-id"
+KEEPALIVE = 15.0  # seconds between SSE comments on a quiet stream: finds clients gone away
+_INVALID_REQUEST = -32600
+_PARSE_ERROR = -32700
+
+
+def _error(
+    status: int, text: str, code: int = _INVALID_REQUEST, headers: dict[str, str] | None = None
+) -> Response:
+    body = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": text}}
+    return Response(dumps(body), status, headers=headers, media_type="application/json")
+
+
+def _sse(data: bytes) -> bytes:
+    return b"event: message\ndata: " + data + b"\n\n"
+
+
+class _Server:
+    """The HTTP side: sessions, their channels and the checks every request passes."""
+
+    def __init__(
+        self,
+        options: ServeOptions,
+        make_upstream: Callable[[], Upstream],
+        make_hooks: Callable[[], Hooks],
+    ) -> None:
+        self.options = options
+        self._make_upstream = make_upstream
+        self._make_hooks = make_hooks
+        self.table = SessionTable(options.max_sessions, options.idle_timeout)
+        self._channels: dict[str, Channel] = {}
+        # Upstream processes are spawned from one long-lived thread: on Linux
+        # they are told to stop when the thread that spawned them ends.
+        self._spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="toolcap-spawn")
+
+    # -- checks ---------------------------------------------------------------
+
+    def refusal(self, request: Request) -> Response | None:
+        """The response refusing ``request`` (Origin, token), or None to serve it."""
+        origin = request.headers.get("origin")
+        if origin is not None and not self._origin_allowed(origin):
+            return _error(
+                403,
+                f"toolcap proxy: Origin {origin[:200]!r} is not allowed; "
+                "start the proxy with --allow-origin ORIGIN to allow it",
+            )
+        token = self.options.auth_token
+        if token is not None:
+            scheme, _, given = request.headers.get("authorization", "").partition(" ")
+            valid = scheme.lower() == "bearer" and hmac.compare_digest(
+                given.strip().encode("utf-8", "replace"), token.encode("utf-8")
+            )
+            if not valid:
+                return _error(
+                    401,
+                    "toolcap proxy: a valid 'Authorization: Bearer TOKEN' header is required",
+                    headers={"WWW-Authenticate": "Bearer"},
+                )
+        return None
+
+    def _origin_allowed(self, origin: str) -> bool:
+        if origin in self.options.allowed_origins or "*" in self.options.allowed_origins:
+            return True
+        try:
+            host = urlsplit(origin).hostname
+        except ValueError:
+            return False
+        return host is not None and is_loopback(host)
+
+    def _session_of(self, request: Request) -> tuple[RelaySession, Channel] | Response:
+        session_id = request.headers.get(SESSION_HEADER)
+        if session_id is None:
+            return _error(400, "toolcap proxy: the Mcp-Session-Id header is missing")
+        session = self.table.get(session_id)
+        channel = self._channels.get(session_id)
+        if session is None or channel is None:
+            return _error(404, "toolcap proxy: no such session (it ended); start a new one")
+        return session, channel
+
+    # -- handlers -------------------------------------------------------------
+
+    async def handle(self, request: Request) -> Response:
+        refused = self.refusal(request)
+        if refused is not None:
+            return refused
+        if request.method == "POST":
+            return await self._post(request)
+        if request.method == "GET":
+            return self._get(request)
+        if request.method == "DELETE":
+            return await self._delete(request)
+        return _error(
+            405, "toolcap proxy: use POST, GET or DELETE", headers={"Allow": "POST, GET, DELETE"}
+        )
+
+    async def _post(self, request: Request) -> Response:
+        if "application/json" not in request.headers.get("content-type", ""):
+            return _error(415, "toolcap proxy: the body must be application/json")
+        accept = request.headers.get("accept", "")
+        if "text/event-stream" not in accept and "application/json" not in accept:
+            return _error(406, "toolcap proxy: Accept must allow text/event-stream")
+        body = await self._body(request)
+        if body is None:
+            return _error(413, f"toolcap proxy: the body is over {self.options.max_body} bytes")
+        try:
+            parsed = json.loads(body)
+        except (ValueError, RecursionError):
+            return _error(400, "toolcap proxy: the body is not valid JSON", _PARSE_ERROR)
+        messages = parsed if isinstance(parsed, list) else [parsed]
+        if not messages or not all(isinstance(m, dict) for m in messages):
+            return _error(400, "toolcap proxy: the body is not a JSON-RPC message or batch")
+        if request.headers.get(SESSION_HEADER) is None and any(
+            m.get("method") == "initialize" for m in messages
+        ):
+            found: tuple[RelaySession, Channel] | Response = await self._open_session()
+        else:
+            found = self._session_of(request)
+        if isinstance(found, Response):
+            return found
+        session, channel = found
+        for message in messages:
+            if message.get("method") == "notifications/cancelled":
+                params = message.get("params")
+                if isinstance(params, dict) and "requestId" in params:
+                    channel.cancelled(params["requestId"])
+        request_ids = [m["id"] for m in messages if "method" in m and "id" in m]
+        line = body if b"\n" not in body and b"\r" not in body else dumps(parsed)
+        session.last_active = time.monotonic()
+        if not request_ids:
+            if not session.send(line):
+                return _error(404, "toolcap proxy: no such session (it ended); start a new one")
+            return Response(status_code=202, headers={SESSION_HEADER: session.id})
+        exchange = channel.open_post(request_ids)
+        session.open_streams += 1
+        if not session.send(line):
+            channel.end()
+        return self._stream(session, channel, exchange)
+
+    async def _body(self, request: Request) -> bytes | None:
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > self.options.max_body:
+                return None
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _get(self, request: Request) -> Response:
+        if "text/event-stream" not in request.headers.get("accept", ""):
+            return _error(406, "toolcap proxy: Accept must allow text/event-stream")
+        found = self._session_of(request)
+        if isinstance(found, Response):
+            return found
+        session, channel = found
+        exchange = channel.open_standalone()
+        if exchange is None:
+            return _error(409, "toolcap proxy: this session already has a GET stream open")
+        session.open_streams += 1
+        return self._stream(session, channel, exchange)
+
+    async def _delete(self, request: Request) -> Response:
+        found = self._session_of(request)
+        if isinstance(found, Response):
+            return found
+        session, channel = found
+        self._end(session, channel)
+        return Response(status_code=204)
+
+    def _stream(self, session: RelaySession, channel: Channel, exchange: Exchange) -> Response:
+        async def events() -> AsyncIterator[bytes]:
+            try:
+                while True:
+                    try:
+                        data = await asyncio.wait_for(exchange.queue.get(), KEEPALIVE)
+                    except asyncio.TimeoutError:
+                        yield b": keepalive\n\n"
+                        continue
+                    if data is None:
+                        return
+                    yield _sse(data)
+            finally:
+                channel.close(exchange)
+                session.open_streams -= 1
+                session.last_active = time.monotonic()
+
+        headers = {SESSION_HEADER: session.id, "Cache-Control": "no-cache, no-transform"}
+        return StreamingResponse(events(), media_type="text/event-stream", headers=headers)
+
+    # -- sessions -------------------------------------------------------------
+
+    async def _open_session(self) -> tuple[RelaySession, Channel] | Response:
+        if not self.table.reserve():
+            limit = self.options.max_sessions
+            return _error(
+                503,
+                f"toolcap proxy: all {limit} sessions are in use; end one (DELETE) "
+                "or start the proxy with a larger --max-sessions",
+                headers={"Retry-After": "5"},
+            )
+        loop = asyncio.get_running_loop()
+        try:
+            upstream = await loop.run_in_executor(self._spawner, self._make_upstream)
+        except UpstreamStartError as exc:
+            self.table.release()
+            print_error(str(exc))
+            return _error(502, str(exc), -32000)
+        except BaseException:
+            self.table.release()
+            raise
+        channel = Channel()
+        holder: list[RelaySession] = []
+        session = RelaySession(
+            upstream,
+            self._make_hooks(),
+            loop,
+            channel.deliver,
+            lambda: self._ended(holder[0], channel),
+        )
+        holder.append(session)
+        self._channels[session.id] = channel
+        self.table.add(session)
+        session.start()
+        return session, channel
+
+    def _ended(self, session: RelaySession, channel: Channel) -> None:
+        """The relay ended on its own (its upstream died): so does the session."""
+        self._end(session, channel)
+
+    def _end(self, session: RelaySession, channel: Channel) -> None:
+        session.ended = True
+        self.table.discard(session.id)
+        self._channels.pop(session.id, None)
+        session.close()
+        channel.end()
+
+    async def reap(self) -> None:
+        """End sessions left idle, for as long as the server runs."""
+        interval = max(0.05, min(self.options.idle_timeout / 4, 30.0))
+        while True:
+            await asyncio.sleep(interval)
+            for session in self.table.expire_idle(time.monotonic()):
+                channel = self._channels.pop(session.id, None)
+                if channel is not None:
+                    channel.end()
+                log.info("session %s ended after being idle", session.id[:8])
+
+    async def shutdown(self) -> None:
+        """End every session and wait (with a deadline) for their upstreams to stop."""
+        sessions = self.table.close_all()
+        for channel in self._channels.values():
+            channel.end()
+        self._channels.clear()
+        deadline = time.monotonic() + 10.0
+
+        def wait_all() -> None:
+            for session in sessions:
+                session.wait(max(0.0, deadline - time.monotonic()))
+
+        await asyncio.to_thread(wait_all)
+        self._spawner.shutdown(wait=False)
+
+
+def build_app(
+    options: ServeOptions,
+    make_upstream: Callable[[], Upstream],
+    make_hooks: Callable[[], Hooks],
+) -> Starlette:
+    """The ASGI application serving MCP at ``/mcp``."""
+    server = _Server(options, make_upstream, make_hooks)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        reaper = asyncio.create_task(server.reap())
+        try:
+            yield
+        finally:
+            reaper.cancel()
+            await server.shutdown()
+
+    route = Route(MCP_PATH, server.handle, methods=["GET", "POST", "DELETE"])
+    return Starlette(routes=[route], lifespan=lifespan)
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+        sock.listen(256)
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(False)
+    return sock
+
+
+def serve_http(
+    options: ServeOptions,
+    make_upstream: Callable[[], Upstream],
+    make_hooks: Callable[[], Hooks],
+) -> int:
+    """Serve until SIGINT or SIGTERM; return the exit status."""
+    import uvicorn
+
+    try:
+        sock = _bind(options.host, options.port)
+    except OSError as exc:
+        print_error(
+            f"toolcap proxy: cannot listen on {options.host}:{options.port}: {exc.strerror or exc}"
+        )
+        return 1
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    app = build_app(options, make_upstream, make_hooks)
+    config = uvicorn.Config(
+        app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=3
+    )
+    print_error(f"toolcap proxy: serving MCP (Streamable HTTP) on http://{shown}:{port}{MCP_PATH}")
+    uvicorn.Server(config).run(sockets=[sock])
+    return 0

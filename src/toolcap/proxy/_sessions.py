@@ -1,0 +1,185 @@
+"""One relay per HTTP session, and the table of live sessions.
+
+A session served over Streamable HTTP runs the same :class:`Relay` as
+``toolcap proxy`` over stdio, so it bounds, answers ``read_artifact`` and fails
+exactly as the stdio proxy does. The relay's client side is a queue the HTTP
+layer puts the client's messages in, and a writer that hands each line the
+relay writes to the event loop. Each session has an upstream of its own (a
+process for a command, a session of its own for a URL), so nothing one client
+does is seen by another.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import queue
+import secrets
+import threading
+import time
+from collections.abc import Callable
+
+from ._contracts import Hooks, Upstream
+from ._io import WriterClosed
+from ._relay import Relay
+
+__all__ = ["RelaySession", "SessionTable"]
+
+log = logging.getLogger("toolcap.proxy")
+
+
+class _QueueReader:
+    """The client's messages, as the relay reads them; None in the queue ends them."""
+
+    def __init__(self) -> None:
+        self.lines: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+
+    def readline(self) -> bytes | None:
+        return self.lines.get()
+
+
+class _LoopWriter:
+    """Hands each line the relay writes to ``on_line`` on the event loop."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, on_line: Callable[[bytes], None]) -> None:
+        self._loop = loop
+        self._on_line = on_line
+        self._lock = threading.Lock()
+        self.closed = False
+
+    def write_line(self, data: bytes) -> None:
+        with self._lock:
+            if self.closed:
+                raise WriterClosed
+            try:
+                self._loop.call_soon_threadsafe(self._on_line, data)
+            except RuntimeError as exc:  # the loop is closed: the server has stopped
+                self.closed = True
+                raise WriterClosed from exc
+
+    def close(self) -> None:
+        with self._lock:
+            self.closed = True
+
+
+class RelaySession:
+    """A relay whose client is an HTTP session.
+
+    ``on_line`` receives each message line the relay writes for the client and
+    ``on_end`` is called once the relay has ended; both run on ``loop``.
+    """
+
+    def __init__(
+        self,
+        upstream: Upstream,
+        hooks: Hooks,
+        loop: asyncio.AbstractEventLoop,
+        on_line: Callable[[bytes], None],
+        on_end: Callable[[], None],
+    ) -> None:
+        self.id = secrets.token_urlsafe(24)  # visible ASCII, as the spec requires
+        self.upstream = upstream
+        self.last_active = time.monotonic()
+        self.open_streams = 0
+        self.ended = False
+        self._loop = loop
+        self._on_end = on_end
+        self._reader = _QueueReader()
+        self._writer = _LoopWriter(loop, on_line)
+        self._closed = False
+        self._relay = Relay(upstream, hooks, client=(self._reader, self._writer))
+        self._relay_done = threading.Event()
+
+    def start(self) -> None:
+        """Start the relay on a thread of its own."""
+        threading.Thread(target=self._run_relay, name="toolcap-session", daemon=True).start()
+
+    def send(self, line: bytes) -> bool:
+        """Hand one client message to the relay; False if the session has ended."""
+        if self._closed or self._relay_done.is_set():
+            return False
+        self._reader.lines.put(line)
+        return True
+
+    def close(self) -> None:
+        """End the session as a client going away does: the relay stops its upstream."""
+        if not self._closed:
+            self._closed = True
+            self._reader.lines.put(None)
+
+    def wait(self, timeout: float) -> bool:
+        """Wait until the relay has ended and stopped its upstream; False on timeout."""
+        return self._relay_done.wait(timeout)
+
+    def _run_relay(self) -> None:
+        try:
+            self._relay.run()
+            if self._relay.exit_message:
+                log.warning("session %s: %s", self.id[:8], self._relay.exit_message)
+        except Exception:
+            log.exception("session relay failed")
+            self.upstream.stop()
+        finally:
+            self._relay_done.set()
+            self.close()  # the relay's client loop ends, if the upstream ended first
+            # What the relay wrote is on the loop already; the end comes after it.
+            self._writer.close()
+            with contextlib.suppress(RuntimeError):  # a closed loop: the server has stopped
+                self._loop.call_soon_threadsafe(self._on_end)
+
+
+class SessionTable:
+    """The live sessions: at most ``limit``, each ended after ``idle_timeout`` seconds unused."""
+
+    def __init__(self, limit: int, idle_timeout: float) -> None:
+        self.limit = limit
+        self.idle_timeout = idle_timeout
+        self._sessions: dict[str, RelaySession] = {}
+        self._starting = 0  # slots reserved by sessions whose upstream is starting
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def reserve(self) -> bool:
+        """Take a slot for a session about to start; False if every slot is taken."""
+        if len(self._sessions) + self._starting >= self.limit:
+            return False
+        self._starting += 1
+        return True
+
+    def release(self) -> None:
+        """Give back a reserved slot (the session could not start)."""
+        self._starting -= 1
+
+    def add(self, session: RelaySession) -> None:
+        """Fill a reserved slot."""
+        self._starting -= 1
+        self._sessions[session.id] = session
+
+    def get(self, session_id: str) -> RelaySession | None:
+        session = self._sessions.get(session_id)
+        return None if session is None or session.ended else session
+
+    def discard(self, session_id: str) -> RelaySession | None:
+        return self._sessions.pop(session_id, None)
+
+    def expire_idle(self, now: float) -> list[RelaySession]:
+        """End and return the sessions with no open stream and no use for too long."""
+        idle = [
+            session
+            for session in self._sessions.values()
+            if session.open_streams == 0 and now - session.last_active > self.idle_timeout
+        ]
+        for session in idle:
+            self.discard(session.id)
+            session.close()
+        return idle
+
+    def close_all(self) -> list[RelaySession]:
+        """End every session (the server is stopping)."""
+        sessions = list(self._sessions.values())
+        self._sessions.clear()
+        for session in sessions:
+            session.close()
+        return sessions

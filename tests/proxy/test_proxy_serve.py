@@ -1,0 +1,209 @@
+"""`toolcap proxy --listen`: MCP served over Streamable HTTP to real SDK clients."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from anyio.from_thread import BlockingPortal
+
+from proxy.proxy_helpers import (
+    BIGSERVER,
+    NPM_BIN,
+    REF,
+    base_env,
+    proxy_argv,
+    text_of,
+    wait_pid_gone,
+    write_config,
+)
+from proxy.serve_helpers import HttpClient, Listener, listen_env, pid_alive, raw
+
+UPSTREAM = ["--", sys.executable, str(BIGSERVER)]
+INITIALIZE = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"},
+        },
+    }
+).encode()
+
+
+def sse_messages(text: str) -> list[dict[str, object]]:
+    return [json.loads(line[5:]) for line in text.splitlines() if line.startswith("data:")]
+
+
+@pytest.fixture(scope="module")
+def env(artifacts: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    home = tmp_path_factory.mktemp("serve")
+    config = write_config(home / "toolcap.toml", '[tools."*"]\nsize_threshold = "32KB"\n')
+    return base_env(artifacts, config)
+
+
+@pytest.fixture(scope="module")
+def listener(env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Listener]:
+    errlog = tmp_path_factory.mktemp("serve-log") / "stderr.log"
+    with Listener(["--listen", "127.0.0.1:0", *UPSTREAM], env, errlog) as served:
+        yield served
+
+
+def test_the_python_sdk_gets_a_bounded_result_and_reads_it_back(
+    portal: BlockingPortal, listener: Listener
+) -> None:
+    with HttpClient(portal, listener.url) as client:
+        assert client.init.server_info.name == "bigserver"
+        (text,) = text_of(client.call("big_text", {"size": 3_000_000}))
+        assert len(text.encode()) <= 32 * 1024
+        (ref,) = REF.findall(text)
+        back = client.call("read_artifact", {"ref": ref, "offset": 0, "length": 20})
+        assert text_of(back)[0] == "line 0000000 the qui"
+        assert text_of(client.call("small", {"text": "hi"})) == ["hi"]
+
+
+def test_two_sessions_have_an_upstream_process_each(
+    portal: BlockingPortal, listener: Listener
+) -> None:
+    with HttpClient(portal, listener.url) as first, HttpClient(portal, listener.url) as second:
+        assert text_of(first.call("pid")) != text_of(second.call("pid"))
+
+
+def test_ending_a_session_with_delete_stops_its_upstream(
+    portal: BlockingPortal, listener: Listener
+) -> None:
+    with HttpClient(portal, listener.url) as client:
+        pid = int(text_of(client.call("pid"))[0])
+        assert pid_alive(pid)
+    # Leaving the client sent DELETE.
+    assert wait_pid_gone(pid, timeout=30)
+
+
+def test_a_browser_origin_that_is_not_loopback_is_refused(listener: Listener) -> None:
+    refused = raw(listener.url, "POST", INITIALIZE, {"Origin": "http://evil.example"})
+    assert refused.status_code == 403
+    assert "Origin 'http://evil.example' is not allowed" in refused.json()["error"]["message"]
+    accepted = raw(listener.url, "POST", INITIALIZE, {"Origin": "http://localhost:5173"})
+    assert accepted.status_code == 200
+    session = accepted.headers["mcp-session-id"]
+    assert raw(listener.url, "DELETE", headers={"Mcp-Session-Id": session}).status_code == 204
+
+
+def test_requests_of_an_unknown_session_get_404_and_without_one_400(listener: Listener) -> None:
+    ping = b'{"jsonrpc":"2.0","id":2,"method":"ping"}'
+    assert raw(listener.url, "POST", ping, {"Mcp-Session-Id": "nope"}).status_code == 404
+    assert raw(listener.url, "POST", ping).status_code == 400
+    assert raw(listener.url, "POST", b"{not json").status_code == 400
+
+
+def test_an_allowed_origin_is_accepted(
+    env: dict[str, str], tmp_path: Path, portal: BlockingPortal
+) -> None:
+    args = ["--listen", "127.0.0.1:0", "--allow-origin", "https://app.example", *UPSTREAM]
+    with Listener(args, env, tmp_path / "err.log") as served:
+        headers = {"Origin": "https://app.example"}
+        reply = raw(served.url, "POST", INITIALIZE, headers)
+        assert reply.status_code == 200
+        assert sse_messages(reply.text)[0]["id"] == 1
+        raw(served.url, "DELETE", headers={"Mcp-Session-Id": reply.headers["mcp-session-id"]})
+
+
+def test_a_non_loopback_bind_without_a_token_is_refused() -> None:
+    done = subprocess.run(
+        proxy_argv("--listen", "0.0.0.0:0", *UPSTREAM),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "--auth-token-env" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_missing_or_wrong_token_is_refused_on_a_non_loopback_bind(
+    env: dict[str, str], tmp_path: Path, portal: BlockingPortal
+) -> None:
+    token_env = listen_env(env, PROXY_TOKEN="s3cret-token")
+    args = ["--listen", "0.0.0.0:0", "--auth-token-env", "PROXY_TOKEN", *UPSTREAM]
+    with Listener(args, token_env, tmp_path / "err.log") as served:
+        port = served.url.rsplit(":", 1)[1].split("/")[0]
+        url = f"http://127.0.0.1:{port}/mcp"  # only loopback traffic in tests
+        missing = raw(url, "POST", INITIALIZE)
+        assert missing.status_code == 401
+        assert missing.headers["www-authenticate"] == "Bearer"
+        wrong = raw(url, "POST", INITIALIZE, {"Authorization": "Bearer s3cret-tokem"})
+        assert wrong.status_code == 401
+        with HttpClient(portal, url, {"Authorization": "Bearer s3cret-token"}) as client:
+            assert text_of(client.call("small", {"text": "ok"})) == ["ok"]
+
+
+def test_past_the_session_limit_a_new_session_gets_503(env: dict[str, str], tmp_path: Path) -> None:
+    args = ["--listen", "127.0.0.1:0", "--max-sessions", "1", *UPSTREAM]
+    with Listener(args, env, tmp_path / "err.log") as served:
+        first = raw(served.url, "POST", INITIALIZE)
+        assert first.status_code == 200
+        second = raw(served.url, "POST", INITIALIZE)
+        assert second.status_code == 503
+        assert "all 1 sessions are in use" in second.json()["error"]["message"]
+        raw(served.url, "DELETE", headers={"Mcp-Session-Id": first.headers["mcp-session-id"]})
+        assert raw(served.url, "POST", INITIALIZE).status_code == 200
+
+
+def _start_session_and_get_pid(url: str) -> int:
+    opened = raw(url, "POST", INITIALIZE)
+    session = {"Mcp-Session-Id": opened.headers["mcp-session-id"]}
+    initialized = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+    assert raw(url, "POST", initialized, session).status_code == 202
+    call = b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"pid","arguments":{}}}'
+    (reply,) = sse_messages(raw(url, "POST", call, session).text)
+    result = reply["result"]
+    assert isinstance(result, dict)
+    return int(result["content"][0]["text"])
+
+
+def test_a_client_that_goes_away_without_delete_leaves_no_upstream_behind(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    args = ["--listen", "127.0.0.1:0", "--session-idle-timeout", "0.5", *UPSTREAM]
+    with Listener(args, env, tmp_path / "err.log") as served:
+        pid = _start_session_and_get_pid(served.url)
+        # No DELETE: the idle session is ended, and its upstream with it.
+        assert wait_pid_gone(pid, timeout=30)
+
+
+def test_stopping_the_proxy_stops_every_upstream(env: dict[str, str], tmp_path: Path) -> None:
+    served = Listener(["--listen", "127.0.0.1:0", *UPSTREAM], env, tmp_path / "err.log")
+    pids = [_start_session_and_get_pid(served.url) for _ in range(2)]
+    served.stop()  # SIGTERM: a graceful shutdown that ends every session first
+    for pid in pids:
+        assert wait_pid_gone(pid, timeout=30)
+    assert "Traceback" not in "".join(served.lines)
+
+
+NODE_CLIENT = Path(__file__).resolve().parents[1] / "npm" / "http_client.mjs"
+
+
+@pytest.mark.skipif(
+    shutil.which("node") is None or not (NPM_BIN.parent / "@modelcontextprotocol" / "sdk").exists(),
+    reason="needs node and the TypeScript SDK in tests/npm",
+)
+def test_the_typescript_sdk_gets_a_bounded_result_and_reads_it_back(listener: Listener) -> None:
+    done = subprocess.run(
+        ["node", str(NODE_CLIENT), listener.url, "big_text", '{"size": 3000000}'],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    reply = json.loads(done.stdout)
+    assert len(reply["text"].encode()) <= 32 * 1024
+    assert REF.search(reply["text"])
+    assert reply["read"] == "line 0000000 the qui"
