@@ -85,7 +85,15 @@ def listen_env(base: dict[str, str], **extra: str) -> dict[str, str]:
 class HttpClient:
     """A ClientSession of the official SDK over Streamable HTTP, driven synchronously."""
 
-    def __init__(self, portal: BlockingPortal, url: str, headers: dict[str, str] | None = None):
+    def __init__(
+        self,
+        portal: BlockingPortal,
+        url: str,
+        headers: dict[str, str] | None = None,
+        *,
+        stateless: bool = False,
+    ):
+        self.stateless = stateless  # the 2026-07-28 revision: server/discover, no session
         self.portal = portal
         self.url = url
         self.headers = headers or {}
@@ -98,7 +106,10 @@ class HttpClient:
         async with client, streamable_http_client(
             self.url, http_client=client, max_sse_event_size=None
         ) as (read, write), ClientSession(read, write) as session:
-            self.init = await session.initialize()
+            if self.stateless:
+                self.discovered = await session.discover()
+            else:
+                self.init = await session.initialize()
             yield session
 
     def __enter__(self) -> HttpClient:

@@ -207,3 +207,50 @@ def test_the_typescript_sdk_gets_a_bounded_result_and_reads_it_back(listener: Li
     assert len(reply["text"].encode()) <= 32 * 1024
     assert REF.search(reply["text"])
     assert reply["read"] == "line 0000000 the qui"
+
+
+def test_a_stateless_2026_client_discovers_the_server_and_calls_its_tools(
+    portal: BlockingPortal, listener: Listener
+) -> None:
+    with HttpClient(portal, listener.url, stateless=True) as client:
+        assert "2026-07-28" in client.discovered.supported_versions
+        assert text_of(client.call("small", {"text": "stateless"})) == ["stateless"]
+
+
+def test_a_stateless_2026_client_gets_a_bounded_result_and_reads_it_back(
+    portal: BlockingPortal, listener: Listener
+) -> None:
+    with HttpClient(portal, listener.url, stateless=True) as client:
+        (text,) = text_of(client.call("big_text", {"size": 3_000_000}))
+        assert len(text.encode()) <= 32 * 1024
+        (ref,) = REF.findall(text)
+        back = client.call("read_artifact", {"ref": ref, "offset": 0, "length": 20})
+        assert text_of(back)[0] == "line 0000000 the qui"
+
+
+def test_stateless_requests_with_the_same_id_get_each_their_own_answer(
+    listener: Listener,
+) -> None:
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+    }
+    headers = {"Mcp-Protocol-Version": "2026-07-28"}
+    replies = []
+    for text in ("one", "two"):
+        call = {
+            "jsonrpc": "2.0",
+            "id": 5,
+            "method": "tools/call",
+            "params": {"name": "small", "arguments": {"text": text}, "_meta": meta},
+        }
+        reply = raw(listener.url, "POST", json.dumps(call).encode(), headers)
+        assert reply.status_code == 200
+        assert "mcp-session-id" not in reply.headers
+        replies.append(sse_messages(reply.text))
+    for (message,), text in zip(replies, ("one", "two"), strict=True):
+        assert message["id"] == 5
+        result = message["result"]
+        assert isinstance(result, dict)
+        assert result["content"][0]["text"] == text

@@ -19,7 +19,7 @@ from typing import Any
 
 from ._contracts import dumps
 
-__all__ = ["Channel", "Exchange", "id_key"]
+__all__ = ["Channel", "Exchange", "cancel_lines", "id_key", "restore_id"]
 
 log = logging.getLogger("toolcap.proxy")
 
@@ -49,7 +49,10 @@ class Exchange:
 class Channel:
     """The routing of one session; every method runs on the event loop."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, shared: bool = False) -> None:
+        # A shared channel (stateless clients) sends nothing a server starts: it
+        # could not tell which client it is for.
+        self.shared = shared
         self._by_id: dict[str, Exchange] = {}
         self._posts: list[Exchange] = []
         self.standalone: Exchange | None = None
@@ -135,9 +138,35 @@ class Channel:
             if not exchange.waiting:
                 exchange.finish()
             return
-        if self.standalone is not None:
+        if self.shared:
+            log.debug("dropped a server message: stateless clients have no stream for it")
+        elif self.standalone is not None:
             self.standalone.put(data)
         elif self._posts:
             self._posts[-1].put(data)
         else:
             self._backlog.append(data)
+
+
+def restore_id(data: bytes, originals: dict[str, Any]) -> bytes:
+    """A response with the client's own id back in place of the proxy's."""
+    message = json.loads(data)
+    if isinstance(message, dict) and "id" in message:
+        key = id_key(message["id"])
+        if key in originals:
+            message["id"] = originals[key]
+    return dumps(message)
+
+
+def cancel_lines(waiting: set[str]) -> list[bytes]:
+    """A notifications/cancelled for each request (by id key) still unanswered."""
+    return [
+        dumps(
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": json.loads(key), "reason": "the client went away"},
+            }
+        )
+        for key in waiting
+    ]

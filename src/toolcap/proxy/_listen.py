@@ -6,10 +6,12 @@ options before the ``mcp`` extra's server is imported.
 
 from __future__ import annotations
 
+import hmac
 import ipaddress
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
-__all__ = ["ServeOptions", "is_loopback", "parse_listen"]
+__all__ = ["ServeOptions", "bearer_valid", "is_loopback", "origin_allowed", "parse_listen"]
 
 
 @dataclass(frozen=True)
@@ -46,3 +48,25 @@ def parse_listen(value: str) -> tuple[str, int]:
     if not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
         raise ValueError(f"--listen needs a port number from 0 to 65535, got {value!r}")
     return host.strip("[]") or "127.0.0.1", int(port_text)
+
+
+def origin_allowed(origin: str, allowed: frozenset[str]) -> bool:
+    """Whether a request's ``Origin`` is loopback or one of ``allowed`` (DNS rebinding)."""
+    if origin in allowed or "*" in allowed:
+        return True
+    try:
+        host = urlsplit(origin).hostname
+    except ValueError:
+        return False
+    return host is not None and is_loopback(host)
+
+
+def bearer_valid(authorization: str | None, token: str) -> bool:
+    """Whether an ``Authorization`` header carries ``token`` as a bearer token.
+
+    Compared in constant time, so the time taken says nothing of the token.
+    """
+    scheme, _, given = (authorization or "").partition(" ")
+    return scheme.lower() == "bearer" and hmac.compare_digest(
+        given.strip().encode("utf-8", "replace"), token.encode("utf-8")
+    )

@@ -14,23 +14,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import json
 import logging
 import socket
 import time
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
-from urllib.parse import urlsplit
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from ._channel import Channel, Exchange
+from ._channel import Channel, Exchange, cancel_lines, id_key, restore_id
 from ._contracts import Hooks, Upstream, dumps, print_error
-from ._listen import ServeOptions, is_loopback
+from ._listen import ServeOptions, bearer_valid, origin_allowed
 from ._sessions import RelaySession, SessionTable
 from ._upstream import UpstreamStartError
 
@@ -40,6 +39,9 @@ log = logging.getLogger("toolcap.proxy")
 
 MCP_PATH = "/mcp"
 SESSION_HEADER = "mcp-session-id"
+PROTOCOL_HEADER = "mcp-protocol-version"
+# Revisions whose requests stand alone: no initialize, no session (2026-07-28 on).
+STATELESS_REVISIONS = frozenset({"2026-07-28"})
 KEEPALIVE = 15.0  # seconds between SSE comments on a quiet stream: finds clients gone away
 _INVALID_REQUEST = -32600
 _PARSE_ERROR = -32700
@@ -70,6 +72,9 @@ class _Server:
         self._make_hooks = make_hooks
         self.table = SessionTable(options.max_sessions, options.idle_timeout)
         self._channels: dict[str, Channel] = {}
+        self._shared_id: str | None = None  # the session of the stateless clients
+        self._shared_lock = asyncio.Lock()
+        self._next_id = 0
         # Upstream processes are spawned from one long-lived thread: on Linux
         # they are told to stop when the thread that spawned them ends.
         self._spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="toolcap-spawn")
@@ -79,34 +84,20 @@ class _Server:
     def refusal(self, request: Request) -> Response | None:
         """The response refusing ``request`` (Origin, token), or None to serve it."""
         origin = request.headers.get("origin")
-        if origin is not None and not self._origin_allowed(origin):
+        if origin is not None and not origin_allowed(origin, self.options.allowed_origins):
             return _error(
                 403,
                 f"toolcap proxy: Origin {origin[:200]!r} is not allowed; "
                 "start the proxy with --allow-origin ORIGIN to allow it",
             )
         token = self.options.auth_token
-        if token is not None:
-            scheme, _, given = request.headers.get("authorization", "").partition(" ")
-            valid = scheme.lower() == "bearer" and hmac.compare_digest(
-                given.strip().encode("utf-8", "replace"), token.encode("utf-8")
+        if token is not None and not bearer_valid(request.headers.get("authorization"), token):
+            return _error(
+                401,
+                "toolcap proxy: a valid 'Authorization: Bearer TOKEN' header is required",
+                headers={"WWW-Authenticate": "Bearer"},
             )
-            if not valid:
-                return _error(
-                    401,
-                    "toolcap proxy: a valid 'Authorization: Bearer TOKEN' header is required",
-                    headers={"WWW-Authenticate": "Bearer"},
-                )
         return None
-
-    def _origin_allowed(self, origin: str) -> bool:
-        if origin in self.options.allowed_origins or "*" in self.options.allowed_origins:
-            return True
-        try:
-            host = urlsplit(origin).hostname
-        except ValueError:
-            return False
-        return host is not None and is_loopback(host)
 
     def _session_of(self, request: Request) -> tuple[RelaySession, Channel] | Response:
         session_id = request.headers.get(SESSION_HEADER)
@@ -150,10 +141,11 @@ class _Server:
         messages = parsed if isinstance(parsed, list) else [parsed]
         if not messages or not all(isinstance(m, dict) for m in messages):
             return _error(400, "toolcap proxy: the body is not a JSON-RPC message or batch")
-        if request.headers.get(SESSION_HEADER) is None and any(
-            m.get("method") == "initialize" for m in messages
-        ):
+        sessionless = request.headers.get(SESSION_HEADER) is None
+        if sessionless and any(m.get("method") == "initialize" for m in messages):
             found: tuple[RelaySession, Channel] | Response = await self._open_session()
+        elif sessionless and request.headers.get(PROTOCOL_HEADER) in STATELESS_REVISIONS:
+            return await self._stateless(messages)
         else:
             found = self._session_of(request)
         if isinstance(found, Response):
@@ -208,7 +200,53 @@ class _Server:
         self._end(session, channel)
         return Response(status_code=204)
 
-    def _stream(self, session: RelaySession, channel: Channel, exchange: Exchange) -> Response:
+    async def _stateless(self, messages: list[dict[str, Any]]) -> Response:
+        """Requests of a stateless revision, relayed by one shared session.
+
+        Their ids are replaced by ids of the proxy's own (clients choose theirs
+        alone, so two may use the same) and restored on the way back.
+        """
+        requests = [m for m in messages if "method" in m and "id" in m]
+        if not requests:
+            return Response(status_code=202)  # no session for a notification to act on
+        found = await self._shared_session()
+        if isinstance(found, Response):
+            return found
+        session, channel = found
+        originals: dict[str, Any] = {}
+        rewritten = []
+        for message in requests:
+            self._next_id += 1
+            own_id = f"toolcap-{self._next_id}"
+            originals[id_key(own_id)] = message["id"]
+            rewritten.append({**message, "id": own_id})
+        exchange = channel.open_post([message["id"] for message in rewritten])
+        session.open_streams += 1
+        line = dumps(rewritten if len(rewritten) > 1 else rewritten[0])
+        session.last_active = time.monotonic()
+        if not session.send(line):
+            channel.end()
+        return self._stream(session, channel, exchange, originals)
+
+    async def _shared_session(self) -> tuple[RelaySession, Channel] | Response:
+        async with self._shared_lock:
+            if self._shared_id is not None:
+                session = self.table.get(self._shared_id)
+                channel = self._channels.get(self._shared_id)
+                if session is not None and channel is not None:
+                    return session, channel
+            found = await self._open_session(shared=True)
+            if not isinstance(found, Response):
+                self._shared_id = found[0].id
+            return found
+
+    def _stream(
+        self,
+        session: RelaySession,
+        channel: Channel,
+        exchange: Exchange,
+        originals: dict[str, Any] | None = None,
+    ) -> Response:
         async def events() -> AsyncIterator[bytes]:
             try:
                 while True:
@@ -219,18 +257,26 @@ class _Server:
                         continue
                     if data is None:
                         return
-                    yield _sse(data)
+                    yield _sse(data if originals is None else restore_id(data, originals))
             finally:
+                if originals is not None:
+                    # A stateless client cancels by closing its stream.
+                    for line in cancel_lines(exchange.waiting):
+                        session.send(line)
                 channel.close(exchange)
                 session.open_streams -= 1
                 session.last_active = time.monotonic()
 
-        headers = {SESSION_HEADER: session.id, "Cache-Control": "no-cache, no-transform"}
+        headers = {"Cache-Control": "no-cache, no-transform"}
+        if originals is None:
+            headers[SESSION_HEADER] = session.id
         return StreamingResponse(events(), media_type="text/event-stream", headers=headers)
 
     # -- sessions -------------------------------------------------------------
 
-    async def _open_session(self) -> tuple[RelaySession, Channel] | Response:
+    async def _open_session(
+        self, *, shared: bool = False
+    ) -> tuple[RelaySession, Channel] | Response:
         if not self.table.reserve():
             limit = self.options.max_sessions
             return _error(
@@ -249,7 +295,7 @@ class _Server:
         except BaseException:
             self.table.release()
             raise
-        channel = Channel()
+        channel = Channel(shared=shared)
         holder: list[RelaySession] = []
         session = RelaySession(
             upstream,
