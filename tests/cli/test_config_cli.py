@@ -48,7 +48,8 @@ def test_trust_then_run_uses_the_store_and_a_change_revokes_it(toolcap: Toolcap)
 
 def test_show_names_the_file_and_where_each_value_comes_from(toolcap: Toolcap) -> None:
     root = _clone(toolcap)
-    (root / "pyproject.toml").write_text('[tool.toolcap]\nbatch_ceiling = "300KB"\n')
+    (root / "pyproject.toml").write_text(
+        '[tool.toolcap]\nbatch_ceiling = "300KB"\ncontext_window = "200k tokens"\n')
     shown = toolcap("config", "show", cwd=root / "src",
                     env={"TOOLCAP_ARTIFACTS": str(toolcap.home / "mine")})
     assert shown.returncode == 0, shown.stderr
@@ -58,6 +59,8 @@ def test_show_names_the_file_and_where_each_value_comes_from(toolcap: Toolcap) -
     assert 'batch_ceiling = "300.0 KB"  # file' in lines
     assert f'artifacts = "{toolcap.home / "mine"}"  # TOOLCAP_ARTIFACTS' in lines
     assert 'wire_budget = "64.0 KB"  # default' in lines
+    assert 'context_window = "585.9 KB"  # file' in lines  # 3 bytes a token
+    assert 'reserve = "32.0 KB"  # default' in lines
 
 
 def test_a_user_level_file_is_found_without_config(toolcap: Toolcap) -> None:

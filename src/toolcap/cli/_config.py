@@ -17,7 +17,7 @@ __all__ = ["register"]
 
 # The environment variables that override a top-level key, as Config.with_env applies them.
 _SIZE_KEYS = ("batch_ceiling", "wire_budget", "media_threshold", "max_artifact_size",
-              "max_total_size")
+              "max_total_size", "context_window", "reserve")
 _ENV_KEYS = {"batch_ceiling": "TOOLCAP_BATCH_CEILING", "artifacts": "TOOLCAP_ARTIFACTS"}
 
 
@@ -92,7 +92,7 @@ def _show(args: argparse.Namespace) -> int:
     except ConfigError as error:
         raise CommandError(str(error)) from None
     for key in ("batch_ceiling", "wire_budget", "media_threshold", "artifacts", "notices",
-                "read_artifact_tool"):
+                "read_artifact_tool", "context_window", "reserve"):
         value = getattr(config, key)
         shown = human_size(value) if key in _SIZE_KEYS and value is not None else value
         print(f"{key} = {_value(shown)}  # {_origin(key, table)}")
