@@ -54,7 +54,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ArtifactSt
 
 
 def _visible(root: Path) -> list[Path]:
-    hidden = {".tmp", ".usage"}  # writes in progress; the total size's journal
+    hidden = {".tmp", ".usage", ".lru"}  # writes in progress; the total and eviction order
     return sorted(p for p in root.rglob("*") if p.is_file() and not hidden & set(p.parts))
 
 

@@ -20,7 +20,7 @@ import os
 import tempfile
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import IO
 
@@ -160,8 +160,17 @@ class StoreBackend(ABC):
         return None
 
     def recount_total(self) -> None:
-        """Set a kept total from a full scan (``gc`` calls it to undo any drift)."""
+        """Set a kept total (and order) from a full scan (``gc`` calls it to undo any drift)."""
         return None  # nothing kept, nothing to set
+
+    def eviction_order(self) -> Iterator[tuple[float, str, int]] | None:
+        """(last use, id, stored bytes), least recently used first, if the backend keeps it.
+
+        It must be the order of :meth:`scan` sorted by (last use, id), produced
+        lazily without a scan; ``None``: sort a scan. Only used together with
+        :meth:`stored_total`.
+        """
+        return None
 
     # ----------------------------------------------------------------- helpers
     def info_or_none(self, ident: str) -> ArtifactInfo | None:

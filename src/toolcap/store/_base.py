@@ -21,7 +21,7 @@ from toolcap.core._errors import DamagedArtifactError, StoreError
 from toolcap.core._refs import ID_LENGTH, PREFIX, format_ref, parse_ref
 from toolcap.core._store_limits import StoreLimits
 from toolcap.store._backend import Clock, StoreBackend, store_errors
-from toolcap.store._gc import evict
+from toolcap.store._gc import evict, evict_by_size
 from toolcap.store._limits import GRACE_SECONDS, SNAP_WINDOW, snap_head, snap_tail
 from toolcap.store._lineindex import start_for_line
 from toolcap.store._records import (
@@ -154,6 +154,10 @@ class ArtifactStore(StoreBackend):
         try:
             total = self.stored_total()  # kept incrementally where the backend can
             if total is not None and total <= cap:
+                return
+            order = self.eviction_order() if total is not None else None
+            if order is not None and total is not None:
+                evict_by_size(self, GcReport(dry_run=False), order, total)
                 return
             entries = self.scan()
             if sum(size for _, size, _ in entries) > cap:

@@ -8,6 +8,7 @@ re-put of the same content wins over the eviction.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterable
 
 from toolcap.core._errors import StoreError
 from toolcap.core._refs import PREFIX
@@ -15,7 +16,7 @@ from toolcap.store._backend import StoreBackend
 from toolcap.store._limits import GRACE_SECONDS
 from toolcap.store._records import GcReport
 
-__all__ = ["evict"]
+__all__ = ["evict", "evict_by_size"]
 
 
 def evict(
@@ -44,16 +45,29 @@ def evict(
         else:
             keep.append((last, ident, size))
     cap = store.limits.max_total_size
-    for last, ident, size in keep:
+    report.total_after = total = evict_by_size(store, report, keep, total)
+    report.kept = len(live) - len(report.evicted)
+    report.over_limit = cap is not None and total > cap
+
+
+def evict_by_size(
+    store: StoreBackend, report: GcReport, order: Iterable[tuple[float, str, int]], total: int
+) -> int:
+    """Evict from ``order`` (last use, id, bytes; oldest first) until ``total`` is under the cap.
+
+    Returns the total left. ``order`` is consumed only as far as needed, so a
+    lazily kept order (:meth:`StoreBackend.eviction_order`) costs what is evicted.
+    """
+    cap = store.limits.max_total_size
+    now = store.clock()
+    for last, ident, size in order:
         if cap is None or total <= cap or now - last < GRACE_SECONDS:
             break  # sorted by last use: everything after is newer still
         if not _evictable(store, ident, now):
             continue  # used since the scan
         _evict_one(store, report, ident, size, "size")
         total -= size
-    report.total_after = total
-    report.kept = len(live) - len(report.evicted)
-    report.over_limit = cap is not None and total > cap
+    return total
 
 
 def _evictable(store: StoreBackend, ident: str, now: float) -> bool:

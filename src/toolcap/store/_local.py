@@ -7,6 +7,7 @@ secrets)::
     <root>/ab/ab12….json           its metadata record (never any content)
     <root>/.tmp/.w<pid>-<start>-xyz.tmp   writes in progress, named for their writer
     <root>/.usage/journal, lock    the total size, kept incrementally (store/_usage.py)
+    <root>/.lru/…/<id>             the eviction order, kept incrementally (store/_lru.py)
 
 A write goes to ``.tmp`` (same file system), is flushed to disk, then
 hard-linked into place: the link is atomic and fails if the name exists, so the
@@ -29,6 +30,7 @@ import os
 import re
 import stat
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
@@ -37,6 +39,8 @@ from toolcap.core._refs import ARTIFACT_ID
 from toolcap.core._store_limits import StoreLimits
 from toolcap.store._backend import Clock
 from toolcap.store._base import ArtifactStore
+from toolcap.store._limits import GRACE_SECONDS
+from toolcap.store._lru import UseIndex
 from toolcap.store._records import ArtifactInfo
 from toolcap.store._spools import orphaned, remove_orphans, spool_prefix
 from toolcap.store._usage import UsageJournal, journal_available
@@ -81,6 +85,7 @@ class LocalStore(ArtifactStore):
         self.fsync = fsync
         self._ready: set[Path] = set()  # directories known to exist and be ours
         self._usage = UsageJournal(self.root / ".usage") if journal_available() else None
+        self._uses = UseIndex(self.root / ".lru")
 
     def __repr__(self) -> str:
         return f"LocalStore({str(self.root)!r})"
@@ -204,6 +209,7 @@ class LocalStore(ArtifactStore):
             self._link(meta.name, data.with_name(ident + ".json"))
         finally:
             self.drop_spool(meta)
+        self._uses.note(ident, info.created)  # before the link: a visible artifact has its note
         with self._changing():
             linked = self._link(spool.name, data)
             if linked and self._usage is not None:
@@ -272,15 +278,20 @@ class LocalStore(ArtifactStore):
         return os.lstat(self._data(ident)).st_size
 
     def touch(self, ident: str, when: float) -> None:
-        os.utime(self._checked(ident), (when, when), follow_symlinks=False)
+        path = self._checked(ident)
+        before = os.lstat(path).st_mtime
+        self._uses.note(ident, when)  # the new note first, so that the use is never unnoted
+        os.utime(path, (when, when), follow_symlinks=False)
+        self._uses.moved(ident, before, when)
 
     def remove(self, ident: str) -> None:
         path = self._checked(ident)
         with self._changing():
-            size = os.lstat(path).st_size
+            st = os.lstat(path)
             os.unlink(path)  # only one remover gets past this: it alone records the change
             if self._usage is not None:
-                self._usage.record(-size)
+                self._usage.record(-st.st_size)
+        self._uses.drop(ident, st.st_mtime)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path.with_name(ident + ".json"))
 
@@ -300,9 +311,28 @@ class LocalStore(ArtifactStore):
         return self._usage.total(self._scanned_total)
 
     def recount_total(self) -> None:
-        if self._usage is not None and self.root.is_dir():
+        if not self.root.is_dir():
+            return
+        if self._usage is not None:
             self._mkdir(self.root / ".usage")
             self._usage.reset(self._scanned_total)
+        self._uses.rebuild(self.scan())  # also notes what an older version or a killed writer left
+
+    def eviction_order(self) -> Iterator[tuple[float, str, int]] | None:
+        if self._usage is None:
+            return None  # no kept total either: the scan gives both
+        if not self._uses.complete:
+            self._uses.rebuild(self.scan())
+        return self._uses.oldest(self._probe, settled=self.clock() - GRACE_SECONDS)
+
+    def _probe(self, ident: str) -> tuple[float, int] | None:
+        if not _ID.fullmatch(ident):
+            return None
+        try:
+            st = os.lstat(self._data(ident))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        return (st.st_mtime, st.st_size) if stat.S_ISREG(st.st_mode) else None
 
     def clean_temporaries(self, older_than: float, dry_run: bool) -> int:
         stale: list[str] = []
