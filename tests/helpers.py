@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -10,7 +11,7 @@ from pathlib import Path
 
 from toolcap.core._refs import REF, reference_for
 
-__all__ = ["PYTHON", "REF", "TOOLCAP", "Toolcap", "reference_of"]
+__all__ = ["PYTHON", "REF", "TOOLCAP", "Toolcap", "reference_of", "token_corpora"]
 
 TOOLCAP = str(Path(sys.executable).with_name("toolcap"))
 PYTHON = sys.executable
@@ -68,3 +69,16 @@ def assert_golden(path: Path, actual: bytes) -> None:
     assert actual == expected, (
         f"{path.name} differs from what the code gives; if the change is deliberate, run "
         f"with {WRITE_CASES}=1 and review the diff")
+
+
+TOKEN_CORPORA = Path(__file__).parent / "data" / "tokens"
+
+
+def token_corpora() -> dict[str, str]:
+    """The texts the token estimate is calibrated and held to: English text and code,
+    CJK text, JSON (indented and compact) and base64 (MIME lines and one line)."""
+    texts = {path.stem: path.read_text(encoding="utf-8")
+             for path in sorted(TOKEN_CORPORA.iterdir()) if path.suffix in (".txt", ".json")}
+    texts["json compact"] = json.dumps(json.loads(texts["json"]), ensure_ascii=False)
+    texts["base64 one line"] = texts["base64"].replace("\n", "")
+    return texts

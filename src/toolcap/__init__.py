@@ -13,11 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 from ._config import Config, StoreLimits, ToolPolicy, load_config
 from ._finalize import FinalizedResponse, Policy, ToolResponse
+from ._tokenizer import token_counter
 from .core._cut import CapResult, cap_text
 from .core._errors import ConfigError, StoreError
 from .core._json import json_size, project_json_blocks, project_json_text
 from .core._marker import DEFAULT_MARKER
 from .core._sizes import human_size, parse_limit, parse_size
+from .core._tokens import estimate_tokens
 
 if TYPE_CHECKING:
     from .adapters._compact import Compacted, CompactReport, compact
@@ -40,6 +42,7 @@ __all__ = [
     "bounded",
     "cap_text",
     "compact",
+    "estimate_tokens",
     "human_size",
     "json_size",
     "load_config",
@@ -47,6 +50,7 @@ __all__ = [
     "parse_size",
     "project_json_blocks",
     "project_json_text",
+    "token_counter",
 ]
 
 __version__ = "0.1.0"

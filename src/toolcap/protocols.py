@@ -7,7 +7,9 @@ implements the ones the parts it is given to use:
 - the finalizer (``Policy(sink=...)``) needs an :class:`ArtifactSink`;
 - streaming (``toolcap run``, ``cap`` on a stream) needs a
   :class:`StreamingArtifactSink`, else it keeps nothing of a stream;
-- the MCP proxy's ``read_artifact`` tool needs an :class:`ArtifactReader`.
+- the MCP proxy's ``read_artifact`` tool needs an :class:`ArtifactReader`;
+- ``measure="tokens"`` counts with a :class:`TokenCounter` (any ``str -> int``
+  callable: o200k_base when ``toolcap[tokens]`` is installed, else an estimate).
 """
 
 from __future__ import annotations
@@ -17,7 +19,13 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from .store._records import ArtifactInfo, GrepResult
 
-__all__ = ["ArtifactReader", "ArtifactSink", "ArtifactStreamWriter", "StreamingArtifactSink"]
+__all__ = [
+    "ArtifactReader",
+    "ArtifactSink",
+    "ArtifactStreamWriter",
+    "StreamingArtifactSink",
+    "TokenCounter",
+]
 
 
 @runtime_checkable
@@ -82,3 +90,17 @@ class ArtifactReader(Protocol):
         fixed: bool = False,
         max_line_chars: int = 2000,
     ) -> GrepResult: ...
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """Counts the tokens of a text: ``counter(text) -> int``.
+
+    Any callable fits: ``lambda text: len(encoding.encode_ordinary(text))`` for a
+    tiktoken encoding, a model provider's counter, or toolcap's own (see
+    ``toolcap.token_counter``). It must take any ``str`` (lone surrogates
+    included: toolcap repairs them first), return a whole number that is 0 only
+    for an empty text, and raise nothing on hostile input.
+    """
+
+    def __call__(self, text: str, /) -> int: ...

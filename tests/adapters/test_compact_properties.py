@@ -244,3 +244,95 @@ def test_a_report_is_json_friendly() -> None:
     items = build("responses", [[("Read", "x" * 30_000)] for _ in range(3)])
     _, report = toolcap.compact(items, trigger="40KB", keep_recent=0, store=MemoryStore())
     json.dumps([vars(record) for record in report.masked])
+
+
+# -- measured in tokens ------------------------------------------------------------------
+
+def _counters() -> dict[str, Any]:
+    from toolcap import _tokenizer
+
+    found: dict[str, Any] = {"estimate": toolcap.estimate_tokens, "characters": len}
+    real = _tokenizer.o200k_counter()
+    if real is not None:
+        found["o200k_base"] = real
+    return found
+
+
+COUNTERS = _counters()
+
+
+@pytest.mark.parametrize("counter", sorted(COUNTERS))
+@pytest.mark.parametrize("shape", ["chat", "anthropic"])
+@settings(deadline=None, max_examples=25,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(conversation=turns(), trigger=st.integers(0, 15_000), gap=st.integers(0, 15_000),
+       keep_recent=st.integers(0, 5_000))
+def test_compact_in_tokens_masks_down_to_the_target_in_tokens(
+    counter: str, shape: str, conversation: Any, trigger: int, gap: int, keep_recent: int,
+) -> None:
+    count = COUNTERS[counter]
+    items = build(shape, conversation)
+    target = max(0, trigger - gap)
+    options: dict[str, Any] = dict(trigger=f"{trigger} tokens", target=target,
+                                   keep_recent=f"{keep_recent} tokens", measure="tokens",
+                                   tokenizer=count)
+    store = MemoryStore()
+    result, report = toolcap.compact(items, store=store, **options)
+
+    assert (report.measure, report.trigger, report.target) == ("tokens", trigger, target)
+    texts = [c for c in contents(shape, items) if isinstance(c, str)]
+    if len(texts) == len(contents(shape, items)):  # text only: measured here, independently
+        assert report.before == sum(count(sanitize(c)) for c in texts)
+        assert report.after == sum(count(sanitize(c)) for c in contents(shape, result))
+    measured_again = toolcap.compact(result, store=store, **options).report
+    assert measured_again.before == report.after and measured_again.masked == ()
+    if report.before <= trigger:
+        assert report.masked == ()
+    elif report.after > target:
+        assert "protected" in report.reason
+    for record in report.masked:
+        assert store.read_bytes(record.reference)
+        assert record.size > record.placeholder_size
+
+
+def test_compact_in_tokens_says_what_counted_and_speaks_tokens() -> None:
+    items = build("chat", [[("Read", "a line of log\n" * 1000)] for _ in range(5)])
+    result, report = toolcap.compact(items, measure="tokens", trigger="10k tokens",
+                                keep_recent="1k tokens", tokenizer=toolcap.estimate_tokens,
+                                store=MemoryStore())
+    assert report.counter == "estimate" and len(report.masked) >= 3
+    assert "tokens" in str(report) and "counted by estimate" in str(report)
+    assert report.after <= 5000 < report.before
+    # The placeholder names the stored original's size in bytes, whatever the measure.
+    assert "of 13.6 KB; kept as" in result[2]["content"]
+
+
+def test_compact_in_bytes_takes_limits_in_tokens_at_three_bytes_each() -> None:
+    items = build("chat", [[("Read", "x" * 30_000)] for _ in range(4)])
+    _, report = toolcap.compact(items, trigger="20k tokens", target="10k tokens",
+                                keep_recent=0, store=MemoryStore())
+    assert (report.measure, report.trigger, report.target) == ("bytes", 60_000, 30_000)
+
+
+def test_compact_in_tokens_refuses_sizes_and_unknown_measures_in_one_line() -> None:
+    items = build("chat", [[("Read", "x")]])
+    for options, fragment in (
+        ({"trigger": "512KB"}, "trigger: '512KB' is in bytes, but the measure is tokens"),
+        ({"keep_recent": "8KB"}, "keep_recent: '8KB' is in bytes"),
+        ({"context_window": "800KB", "trigger": 0.5}, "context_window: '800KB' is in bytes"),
+        ({"trigger": "25kb tokens"}, "trigger: invalid number of tokens"),
+    ):
+        with pytest.raises(toolcap.ConfigError, match=fragment) as error:
+            toolcap.compact(items, measure="tokens", **options)
+        assert "\n" not in str(error.value)
+    with pytest.raises(toolcap.ConfigError, match=r'measure: .* write "bytes" or "tokens"'):
+        toolcap.compact(items, measure="words")
+
+
+def test_shares_of_a_window_in_tokens_set_the_marks_in_tokens() -> None:
+    items = build("chat", [[("Read", "x" * 2_000)] for _ in range(6)])
+    _, report = toolcap.compact(items, measure="tokens", context_window="20k tokens",
+                                trigger=0.5, target=0.25, keep_recent=0, tokenizer=len,
+                                store=MemoryStore())
+    assert (report.trigger, report.target) == (10_000, 5_000)
+    assert report.after <= 5_000 < report.before

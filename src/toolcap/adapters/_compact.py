@@ -8,12 +8,13 @@ originals and writes the placeholders back in the conversation's own shape.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Generic, NamedTuple, TypeVar
 
 from .._config import Config
 from .._finalize import Policy
+from .._tokenizer import measure_of, token_counter
 from ..core._compaction import (
     SAMPLE_REFERENCE,
     Output,
@@ -23,11 +24,18 @@ from ..core._compaction import (
     render_placeholder,
 )
 from ..core._errors import ConfigError
-from ..core._json import dumps, json_size
+from ..core._json import dumps
 from ..core._media import media_of
-from ..core._sizes import human_size, parse_size
+from ..core._sizes import human_size
+from ..core._tokens import (
+    BYTES_PER_TOKEN,
+    check_measure,
+    estimate_tokens,
+    human_tokens,
+    parse_amount,
+)
 from ..core._utf8 import sanitize, utf8_size
-from ..protocols import ArtifactSink
+from ..protocols import ArtifactSink, TokenCounter
 from ._common import Entry, field, plain_json, resolve, text_of, with_field
 from ._shapes import FORMATS, detect_format, entries_of
 
@@ -43,14 +51,17 @@ __all__ = [
 
 T = TypeVar("T")
 
-DEFAULT_TRIGGER = 512 * 1024
-DEFAULT_KEEP_RECENT = "64KB"
-
+#: The defaults of ``trigger`` (without ``context_window``) and ``keep_recent``, by measure.
+DEFAULT_TRIGGER = {"bytes": 512 * 1024, "tokens": 128_000}
+DEFAULT_KEEP_RECENT = {"bytes": 64 * 1024, "tokens": 16_000}
 
 
 @dataclass(frozen=True)
 class MaskedOutput:
-    """A tool output replaced by its placeholder; ``reference`` reads the original back."""
+    """A tool output replaced by its placeholder; ``reference`` reads the original back.
+
+    ``size`` and ``placeholder_size`` are in the report's measure (bytes or tokens).
+    """
 
     where: str
     tool: str
@@ -75,8 +86,11 @@ class NotMasked:
 class CompactReport:
     """What :func:`compact` did.
 
-    ``before`` and ``after`` are the tool outputs' total measure (bytes), ``outputs``
-    how many there are; ``reason`` says in words why the result is what it is.
+    ``before`` and ``after`` are the tool outputs' total measure (in ``measure``'s
+    unit, as ``trigger`` and ``target``), ``outputs`` how many there are;
+    ``reason`` says in words why the result is what it is; ``counter`` names
+    what counted tokens (``"o200k_base"``, ``"estimate"``, the name of a given
+    tokenizer), ``None`` for bytes.
     """
 
     format: str
@@ -88,11 +102,15 @@ class CompactReport:
     masked: tuple[MaskedOutput, ...]
     not_masked: tuple[NotMasked, ...]
     reason: str
+    measure: str = "bytes"
+    counter: str | None = None
 
     def __str__(self) -> str:
+        shown = human_size if self.measure == "bytes" else human_tokens
+        by = f", counted by {self.counter}" if self.counter else ""
         line = (f"compacted {len(self.masked)} of {self.outputs} tool outputs:"
-                f" {human_size(self.before)} → {human_size(self.after)}"
-                f" (trigger {human_size(self.trigger)}, target {human_size(self.target)};"
+                f" {shown(self.before)} → {shown(self.after)}"
+                f" (trigger {shown(self.trigger)}, target {shown(self.target)}{by};"
                 f" {self.reason})")
         for failed in self.not_masked:
             line += f"\n  {failed.where} {failed.tool}: not masked ({failed.reason})"
@@ -130,22 +148,22 @@ def _replace(items: list[Any], shape: str, where: Any, placeholder: str) -> None
 # -- measuring and storing one output ------------------------------------------------
 
 
-def _block_size(block: Any) -> int:
+def _block_size(block: Any, measure: Callable[[str], int], tokens: bool) -> int:
     text = text_of(block)
     if text is not None:
-        return utf8_size(text)
+        return measure(text)
     media = media_of(block)
-    if media is not None:
-        return media.size
-    return json_size(plain_json(block))
+    if media is not None:  # its base64 text in bytes; in tokens, at the conversion rate
+        return -(-media.size // BYTES_PER_TOKEN) if tokens else media.size
+    return measure(dumps(plain_json(block)))
 
 
-def _size(content: Any) -> int | None:
+def _size(content: Any, measure: Callable[[str], int], tokens: bool) -> int | None:
     """The measure of a result's content, or ``None`` for content that is not text or blocks."""
     if isinstance(content, str):
-        return utf8_size(content)
+        return measure(content)
     if isinstance(content, (list, tuple)):
-        return sum(_block_size(block) for block in content)
+        return sum(_block_size(block, measure, tokens) for block in content)
     return None
 
 
@@ -162,9 +180,11 @@ def _text(content: Any) -> str:
     return "\n".join(text for text in map(text_of, content) if text is not None)
 
 
-def _placeholder(tool: str, content: Any, size: int, reference: str) -> str:
+def _placeholder(tool: str, content: Any, reference: str) -> str:
+    """The placeholder names the stored original's size in bytes, whatever the measure."""
     text = _text(content)
     blocks = 0 if isinstance(content, str) else len(content)
+    size = _size(content, utf8_size, False) or 0
     return render_placeholder(tool=tool, size=size, reference=reference, text=text,
                               blocks=blocks, cut_from=cut_marker_of(text))
 
@@ -172,8 +192,9 @@ def _placeholder(tool: str, content: Any, size: int, reference: str) -> str:
 # -- settings --------------------------------------------------------------------------
 
 
-def _amount(value: str | int | float, key: str, window: int | None) -> int:
-    """A size (``"200KB"``, ``204800``) or a share of ``context_window`` (``0.5``)."""
+def _amount(value: str | int | float, key: str, window: int | None, measure: str) -> int:
+    """An amount in ``measure``'s unit (``"200KB"``, ``"50k tokens"``, a whole number)
+    or a share of ``context_window`` (``0.5``)."""
     if isinstance(value, bool):
         raise ConfigError(f"{value!r} is not a size or a share of the context window", key=key)
     if isinstance(value, float):
@@ -183,7 +204,7 @@ def _amount(value: str | int | float, key: str, window: int | None) -> int:
         if not 0 < value <= 1:
             raise ConfigError(f"{value!r} is not a share between 0 and 1", key=key)
         return int(window * value)
-    return parse_size(value, key=key)
+    return parse_amount(value, key=key, measure=measure)
 
 
 class _Settings(NamedTuple):
@@ -195,19 +216,24 @@ class _Settings(NamedTuple):
 def _settings(
     trigger: str | int | float | None,
     target: str | int | float | None,
-    keep_recent: str | int | float,
+    keep_recent: str | int | float | None,
     context_window: str | int | None,
+    measure: str,
 ) -> _Settings:
-    window = None if context_window is None else parse_size(context_window, key="context_window")
+    window = None if context_window is None else parse_amount(
+        context_window, key="context_window", measure=measure)
     if trigger is None:
-        high = window // 2 if window is not None else DEFAULT_TRIGGER
+        high = window // 2 if window is not None else DEFAULT_TRIGGER[measure]
     else:
-        high = _amount(trigger, "trigger", window)
-    low = high // 2 if target is None else _amount(target, "target", window)
+        high = _amount(trigger, "trigger", window, measure)
+    low = high // 2 if target is None else _amount(target, "target", window, measure)
     if low > high:
-        raise ConfigError(f"target {human_size(low)} is above the trigger {human_size(high)};"
+        shown = human_size if measure == "bytes" else human_tokens
+        raise ConfigError(f"target {shown(low)} is above the trigger {shown(high)};"
                           " the target is the low watermark", key="target")
-    return _Settings(high, low, _amount(keep_recent, "keep_recent", window))
+    recent = (DEFAULT_KEEP_RECENT[measure] if keep_recent is None
+              else _amount(keep_recent, "keep_recent", window, measure))
+    return _Settings(high, low, recent)
 
 
 # -- compact ---------------------------------------------------------------------------
@@ -219,11 +245,13 @@ def compact(
     format: str | None = None,
     trigger: str | int | float | None = None,
     target: str | int | float | None = None,
-    keep_recent: str | int | float = DEFAULT_KEEP_RECENT,
+    keep_recent: str | int | float | None = None,
     exclude_tools: Iterable[str] = (),
     context_window: str | int | None = None,
     policy: Policy | None = None,
     store: ArtifactSink | None = None,
+    measure: str = "bytes",
+    tokenizer: TokenCounter | None = None,
 ) -> Compacted[T]:
     """Replace the oldest tool outputs of a conversation by placeholders, keeping each original.
 
@@ -233,16 +261,23 @@ def compact(
         format: ``"chat"``, ``"responses"``, ``"anthropic"`` or ``"langchain"``;
             by default told from the items' shapes.
         trigger: compact only when the tool outputs together measure more than
-            this: a size (``"512KB"``, bytes) or a share of ``context_window``
-            (``0.5``). Default: half the window, else 512 KB.
+            this: an amount (``"512KB"``; ``"128k tokens"``; a whole number, in
+            ``measure``'s unit) or a share of ``context_window`` (``0.5``).
+            Default: half the window, else 512 KB (128k tokens).
         target: the low watermark the oldest outputs are masked down to. Default:
             half the trigger.
-        keep_recent: the newest outputs that fit in this size together are never
-            masked (the latest turn's outputs never are). Default 64 KB.
+        keep_recent: the newest outputs that fit in this amount together are never
+            masked (the latest turn's outputs never are). Default 64 KB (16k tokens).
         exclude_tools: tools whose outputs are never masked (a memory tool, say).
         context_window: the model's window, for ``trigger``/``target`` shares.
         policy: its artifact store keeps the originals; default: the configured one.
         store: an artifact store to use instead of the policy's.
+        measure: ``"bytes"`` (UTF-8, exact) or ``"tokens"``: counted by
+            ``tokenizer``, else o200k_base when ``toolcap[tokens]`` is installed,
+            else an estimate. Under ``"tokens"`` every amount is in tokens (a
+            size such as ``"512KB"`` is refused); under ``"bytes"`` an amount in
+            tokens counts 3 bytes a token.
+        tokenizer: a :class:`toolcap.protocols.TokenCounter` for ``"tokens"``.
 
     Returns:
         ``(messages, report)``: a new list (the input is not modified; items
@@ -260,7 +295,10 @@ def compact(
     if shape not in FORMATS:
         raise ConfigError(f"unknown conversation format {shape!r}; use one of {', '.join(FORMATS)}",
                           key="format")
-    settings = _settings(trigger, target, keep_recent, context_window)
+    tokens = check_measure(measure) == "tokens"
+    settings = _settings(trigger, target, keep_recent, context_window, measure)
+    counter = token_counter(tokenizer) if tokens else None
+    size_of = measure_of(measure, counter)
     excluded = frozenset(exclude_tools)
     results = [entry for entry in entries_of(items, shape) if entry.kind in ("turn", "result")]
     found: list[tuple[Entry, int | None, int]] = []  # entry, size, turn
@@ -269,14 +307,14 @@ def compact(
         if entry.kind == "turn":
             turn += 1
         elif entry.result is not None:
-            found.append((entry, _size(entry.result.content), turn))
+            found.append((entry, _size(entry.result.content, size_of, tokens), turn))
     outputs = [Output(size or 0, at) for _, size, at in found]
     before = sum(output.size for output in outputs)
 
     def report(after: int, masked: Sequence[MaskedOutput], failed: Sequence[NotMasked],
                reason: str) -> CompactReport:
         return CompactReport(shape, len(found), before, after, settings.trigger, settings.target,
-                             tuple(masked), tuple(failed), reason)
+                             tuple(masked), tuple(failed), reason, measure, _name_of(counter))
 
     if before <= settings.trigger:  # the common case: measured once, nothing else done
         reason = "at or below the trigger: nothing to do"
@@ -289,18 +327,20 @@ def compact(
         content = result.content
         masked = is_placeholder(content)
         skip = size is None or masked or result.tool in excluded
-        placeholder = 0 if skip else utf8_size(
-            _placeholder(result.tool, content, size or 0, SAMPLE_REFERENCE))
+        placeholder = 0 if skip else size_of(
+            _placeholder(result.tool, content, SAMPLE_REFERENCE))
         outputs.append(Output(size or 0, at, placeholder, masked, skip and not masked))
 
     keeper = _keeper(policy, store)
     references: dict[int, str] = {}
+    placeholders: dict[int, str] = {}
     failures: dict[int, str] = {}
-    while True:
+    while True:  # planned again when an original cannot be stored, or a placeholder
+        # measures otherwise with its real reference (in tokens, hex digits vary)
         plan = plan_compaction(outputs, trigger=settings.trigger, target=settings.target,
                                keep_recent=settings.keep_recent,
                                unavailable=frozenset(failures))
-        failed_now = False
+        again = False
         for index in plan.mask:
             if index in references:
                 continue
@@ -310,10 +350,15 @@ def compact(
                 _original(result.content), tool=result.tool)
             if reference is None:
                 failures[index] = why or "the store failed"
-                failed_now = True
-            else:
-                references[index] = reference
-        if not failed_now:
+                again = True
+                continue
+            references[index] = reference
+            placeholders[index] = _placeholder(result.tool, result.content, reference)
+            measured = size_of(placeholders[index])
+            if measured != outputs[index].placeholder:
+                outputs[index] = replace(outputs[index], placeholder=measured)
+                again = True
+        if not again:
             break
 
     masked_outputs: list[MaskedOutput] = []
@@ -321,12 +366,11 @@ def compact(
         entry = found[index][0]
         result = entry.result
         assert result is not None
-        size = outputs[index].size
-        text = _placeholder(result.tool, result.content, size, references[index])
+        text = placeholders[index]
         _replace(items, shape, entry.where, text)
         masked_outputs.append(MaskedOutput(_where(shape, entry.where), result.tool,
-                                           result.call_id, size, utf8_size(text),
-                                           references[index]))
+                                           result.call_id, outputs[index].size,
+                                           outputs[index].placeholder, references[index]))
     not_masked = []
     for index, why in sorted(failures.items()):
         entry = found[index][0]
@@ -342,3 +386,12 @@ def _keeper(policy: Policy | None, store: ArtifactSink | None) -> Policy:
         return resolve(policy)
     config = policy.config if policy is not None else Config()
     return Policy(config, sink=store, notices=False)
+
+
+def _name_of(counter: TokenCounter | None) -> str | None:
+    """What counted the tokens, for the report: ``None`` when bytes were measured."""
+    if counter is None:
+        return None
+    if counter is estimate_tokens:
+        return "estimate"
+    return str(getattr(counter, "name", None) or getattr(counter, "__name__", "a tokenizer"))

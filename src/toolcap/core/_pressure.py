@@ -6,19 +6,19 @@ the answer) and what the conversation already uses are taken out. "Used" is the
 prompt size the API last reported, or the measure of the messages when none was.
 
 Bounds stay in bytes. The API reports tokens, and a window may be written in
-tokens (``"200k tokens"``); a token counts as :data:`BYTES_PER_TOKEN` bytes, a
-conservative figure (English prose and code run 3.5-4.5 bytes a token, CJK text,
-JSON and base64 about 2.5-3.5), so the byte bound errs on the tight side.
+tokens (``"200k tokens"``); under ``measure = "bytes"`` a token counts as
+:data:`BYTES_PER_TOKEN` bytes (English prose and code run 3.4-4.5 bytes a
+token, so the byte bound errs on the tight side for them; JSON runs 2.4-2.9 and
+base64 1.5, which ``measure = "tokens"`` counts as they are).
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from ._errors import ConfigError
 from ._media import field
-from ._sizes import MIN_LIMIT, Limit, parse_size
+from ._sizes import MIN_LIMIT, Limit
+from ._tokens import BYTES_PER_TOKEN, parse_amount
 
 __all__ = [
     "BYTES_PER_TOKEN",
@@ -28,25 +28,16 @@ __all__ = [
     "reported_tokens",
 ]
 
-BYTES_PER_TOKEN = 3
 #: The share of what is left of the window that one turn's tool results may take.
 PRESSURE_SHARE = 0.5
-_TOKENS = re.compile(r"\s*([0-9]{1,12})\s*([kKmM]?)\s*tokens?\s*\Z")
 
 
-def parse_window(value: object, *, key: str, file: str | None = None) -> int:
-    """A window or reserve in bytes: a size (``"800KB"``) or tokens (``"200k tokens"``).
-
-    In tokens, ``k`` is 1,000 and ``M`` 1,000,000 (as model windows are quoted).
-    """
-    if isinstance(value, str):
-        found = _TOKENS.match(value)
-        if found is not None:
-            scale = {"": 1, "k": 1000, "m": 1000**2}[found.group(2).lower()]
-            return int(found.group(1)) * scale * BYTES_PER_TOKEN
-    if isinstance(value, bool) or not isinstance(value, (str, int)):
-        raise ConfigError(f"{value!r} is not a size or a number of tokens", key=key, file=file)
-    return parse_size(value, key=key, file=file)
+def parse_window(value: object, *, key: str, file: str | None = None,
+                 measure: str = "bytes") -> int:
+    """A window or reserve in ``measure``'s unit: a size (``"800KB"``) or tokens
+    (``"200k tokens"``; ``k`` is 1,000 and ``M`` 1,000,000, as model windows are
+    quoted). See :func:`toolcap.core._tokens.parse_amount`."""
+    return parse_amount(value, key=key, file=file, measure=measure)
 
 
 def pressure_ceiling(ceiling: Limit, window: int | None, reserve: int, used: int | None) -> Limit:
