@@ -11,6 +11,9 @@ Rows of issue 14 (items 4 to 6), each with its goal beside it:
   check runs) into a store holding 10,000 artifacts vs one holding 10; and of a
   put into a full store, so that every put evicts the least recently used.
   Goal: within 1.5x.
+- s3list: the requests (and time) of listing an S3 store of 10,000 artifacts, as
+  ``toolcap artifacts ls`` does, and of a ``gc`` of it. Goal: requests that grow
+  with pages of a listing (1,000 keys), not with artifacts.
 
 It uses only public API, so the same script measures an older checkout
 (``PYTHONPATH=old/src python benchmarks/bench_store_scale.py``) for "before".
@@ -134,6 +137,46 @@ def bench_puts(work: Path, sizes: tuple[int, int], probes: int, runs: int) -> li
     return rows
 
 
+def bench_s3_list(count: int, runs: int) -> list[Row]:
+    """`list_artifacts` (what `toolcap artifacts ls` runs) and `gc` of ``count`` S3 artifacts."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with moto_s3() as endpoint:
+        store = s3_store(endpoint, UNLIMITED)
+        with ThreadPoolExecutor(8) as pool:  # filling takes three requests an artifact
+            list(pool.map(lambda n: store.put(b"%09d listed\n" % n, tool="Bash"), range(count)))
+        with counted_requests() as sent:
+            listed = best(runs, lambda: len(store.list_artifacts()))
+        per_run = len(sent) // runs
+        with counted_requests() as sent:
+            store.gc()
+        return [
+            (f"list of an S3 store (moto) of {count:,} artifacts",
+             f"{per_run} requests, {listed:.2f} s", "grows with pages (1,000 keys), not artifacts"),
+            (f"gc of an S3 store (moto) of {count:,} artifacts, nothing to evict",
+             f"{len(sent)} requests", "grows with pages, not artifacts"),
+        ]
+
+
+@contextlib.contextmanager
+def counted_requests() -> Iterator[list[str]]:
+    """The HTTP requests this process's S3 clients send meanwhile."""
+    from aiobotocore.endpoint import AioEndpoint  # type: ignore[import-untyped]
+
+    sent: list[str] = []
+    original = AioEndpoint._send
+
+    async def counting(self: object, request: object) -> object:
+        sent.append(str(getattr(request, "method", "?")))
+        return await original(self, request)
+
+    AioEndpoint._send = counting
+    try:
+        yield sent
+    finally:
+        AioEndpoint._send = original
+
+
 # ------------------------------------------------------------------ S3 (moto)
 @contextlib.contextmanager
 def moto_s3() -> Iterator[str]:
@@ -170,7 +213,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dir", help="where to write (default: the system temp dir)")
     parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer runs")
-    parser.add_argument("--only", default="lines,puts", help="comma-separated sections")
+    parser.add_argument("--only", default="lines,puts,s3list", help="comma-separated sections")
     parser.add_argument("--size", type=int, help="MB of the local artifact (default 1024)")
     parser.add_argument("--s3-size", type=int, help="MB of the S3 artifact (default 1024)")
     parser.add_argument("--runs", type=int, help="timed runs of each case (best is shown)")
@@ -187,6 +230,8 @@ def main() -> None:
             rows += bench_lines(work, size, s3_size, runs)
         if "puts" in only:
             rows += bench_puts(work, (10, 2_000 if quick else 10_000), 200, runs)
+        if "s3list" in only:
+            rows += bench_s3_list(1_000 if quick else 10_000, runs)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     width = max(len(case) for case, _, _ in rows)

@@ -102,7 +102,7 @@ class StoreBackend(ABC):
 
     @abstractmethod
     def scan(self) -> list[tuple[str, int, float]]:
-        """Every committed artifact as (id, stored bytes, modification time)."""
+        """Every committed artifact as (id, stored bytes, last use): eviction sorts it."""
 
     @abstractmethod
     def load_info(self, ident: str) -> ArtifactInfo:
@@ -171,6 +171,36 @@ class StoreBackend(ABC):
         :meth:`stored_total`.
         """
         return None
+
+    def remove_unused(self, victims: list[tuple[str, float]], before: float) -> list[str]:
+        """Remove each (id, last use seen) not used since ``before``; the ids removed.
+
+        The last use is read again right before the removal, so that a read or
+        a re-put since the scan wins. An object store does it for the whole
+        batch with one listing and batched deletes.
+        """
+        removed = []
+        for ident, _ in victims:
+            if self._unused_since(ident, before):
+                with contextlib.suppress(FileNotFoundError):  # another process was first
+                    self.remove(ident)
+                removed.append(ident)
+        return removed
+
+    def _unused_since(self, ident: str, before: float) -> bool:
+        try:
+            return self.load_info(ident).last_read <= before
+        except (StoreError, OSError):
+            pass
+        try:  # gone already: nothing to evict; bytes without a readable record: evictable
+            return self.exists(ident)
+        except (StoreError, OSError):
+            return False
+
+    def list_infos(self) -> list[ArtifactInfo]:
+        """Every committed artifact's record (any order); an object store reads a listing."""
+        infos = [self.info_or_none(ident) for ident, _, _ in self.scan()]
+        return [info for info in infos if info is not None]
 
     # ----------------------------------------------------------------- helpers
     def info_or_none(self, ident: str) -> ArtifactInfo | None:

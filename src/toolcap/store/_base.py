@@ -232,9 +232,7 @@ class ArtifactStore(StoreBackend):
     def list_artifacts(self) -> list[ArtifactInfo]:
         """Every artifact's record, newest first."""
         with store_errors(self.location):
-            entries = self.scan()
-        infos = [self.info_or_none(ident) for ident, _, _ in entries]
-        found = [info for info in infos if info is not None]
+            found = self.list_infos()
         return sorted(found, key=lambda i: (-i.created, i.ref))
 
     def delete(self, ref: str) -> None:

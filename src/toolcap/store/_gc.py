@@ -7,10 +7,8 @@ re-put of the same content wins over the eviction.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterable
 
-from toolcap.core._errors import StoreError
 from toolcap.core._refs import PREFIX
 from toolcap.store._backend import StoreBackend
 from toolcap.store._limits import GRACE_SECONDS
@@ -26,26 +24,24 @@ def evict(
     *,
     by_age: bool,
 ) -> None:
-    """Evict from ``entries`` (id, bytes, mtime) what the limits require; fill ``report``."""
+    """Evict from ``entries`` (id, bytes, last use: a scan) what the limits require.
+
+    Fills ``report``. Victims are removed in batches through
+    :meth:`StoreBackend.remove_unused`, which reads each one's last use again
+    first (one listing on an object store), so a use since the scan wins.
+    """
     now = store.clock()
-    live: list[tuple[float, str, int]] = []
-    for ident, size, mtime in entries:
-        info = store.info_or_none(ident)
-        last = info.last_read if info is not None else mtime
-        live.append((last, ident, info.bytes if info is not None else size))
+    live = sorted((last, ident, size) for ident, size, last in entries)
     report.total_before = total = sum(size for _, _, size in live)
-    live.sort()
-    keep: list[tuple[float, str, int]] = []
     age = store.limits.max_age_days
-    for last, ident, size in live:
-        expired = by_age and age is not None and now - last > age * 86400
-        if expired and _evictable(store, ident, now):
-            _evict_one(store, report, ident, size, "age")
-            total -= size
-        else:
-            keep.append((last, ident, size))
+    expired: list[tuple[float, str, int]] = []
+    if by_age and age is not None:
+        expired = [e for e in live if now - e[0] > age * 86400 and now - e[0] >= GRACE_SECONDS]
+    total -= _remove(store, report, expired, "age")
+    tried = {ident for _, ident, _ in expired}
     cap = store.limits.max_total_size
-    report.total_after = total = evict_by_size(store, report, keep, total)
+    kept = [entry for entry in live if entry[1] not in tried]
+    report.total_after = total = evict_by_size(store, report, kept, total)
     report.kept = len(live) - len(report.evicted)
     report.over_limit = cap is not None and total > cap
 
@@ -60,29 +56,40 @@ def evict_by_size(
     """
     cap = store.limits.max_total_size
     now = store.clock()
-    for last, ident, size in order:
-        if cap is None or total <= cap or now - last < GRACE_SECONDS:
-            break  # sorted by last use: everything after is newer still
-        if not _evictable(store, ident, now):
-            continue  # used since the scan
-        _evict_one(store, report, ident, size, "size")
-        total -= size
+    pending = iter(order)
+    while cap is not None and total > cap:
+        batch: list[tuple[float, str, int]] = []
+        need = total - cap
+        for last, ident, size in pending:
+            if now - last < GRACE_SECONDS:
+                need = -1  # sorted by last use: everything after is newer still
+                break
+            batch.append((last, ident, size))
+            need -= size
+            if need <= 0:
+                break
+        if not batch:
+            break
+        total -= _remove(store, report, batch, "size")
+        if need < 0:
+            break
     return total
 
 
-def _evictable(store: StoreBackend, ident: str, now: float) -> bool:
-    try:
-        return now - store.load_info(ident).last_read >= GRACE_SECONDS
-    except (StoreError, OSError):
-        pass
-    try:  # gone already: nothing to evict; bytes without a readable record: evictable
-        return store.exists(ident)
-    except (StoreError, OSError):
-        return False
-
-
-def _evict_one(store: StoreBackend, report: GcReport, ident: str, size: int, why: str) -> None:
-    if not report.dry_run:
-        with contextlib.suppress(FileNotFoundError):  # another process was first
-            store.remove(ident)
-    report.evicted.append((PREFIX + ident, size, why))
+def _remove(
+    store: StoreBackend, report: GcReport, batch: list[tuple[float, str, int]], why: str
+) -> int:
+    """Remove what of ``batch`` is still unused; report it; the bytes freed."""
+    if not batch:
+        return 0
+    if report.dry_run:
+        gone = {ident for _, ident, _ in batch}
+    else:
+        before = store.clock() - GRACE_SECONDS
+        gone = set(store.remove_unused([(ident, last) for last, ident, _ in batch], before))
+    freed = 0
+    for _, ident, size in batch:
+        if ident in gone:
+            report.evicted.append((PREFIX + ident, size, why))
+            freed += size
+    return freed

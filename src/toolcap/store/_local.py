@@ -42,7 +42,7 @@ from toolcap.store._base import ArtifactStore
 from toolcap.store._limits import GRACE_SECONDS
 from toolcap.store._lru import UseIndex
 from toolcap.store._records import ArtifactInfo
-from toolcap.store._spools import orphaned, remove_orphans, spool_prefix
+from toolcap.store._spools import remove_orphans, spool_prefix, stale_spools
 from toolcap.store._usage import UsageJournal, journal_available
 
 __all__ = ["LocalStore", "default_root"]
@@ -335,18 +335,7 @@ class LocalStore(ArtifactStore):
         return (st.st_mtime, st.st_size) if stat.S_ISREG(st.st_mode) else None
 
     def clean_temporaries(self, older_than: float, dry_run: bool) -> int:
-        stale: list[str] = []
-        try:
-            tmp = list(os.scandir(self.root / ".tmp"))
-        except (FileNotFoundError, NotADirectoryError):
-            tmp = []
-        for entry in tmp:
-            # Only files: whatever else is there (a directory) is not ours to remove.
-            with contextlib.suppress(OSError):
-                if entry.is_file(follow_symlinks=False) and (
-                    orphaned(entry.name) or entry.stat(follow_symlinks=False).st_mtime < older_than
-                ):
-                    stale.append(entry.path)
+        stale = stale_spools(str(self.root / ".tmp"), older_than)
         try:
             fans = [e for e in os.scandir(self.root) if _FANOUT.fullmatch(e.name)]
         except (FileNotFoundError, NotADirectoryError):
