@@ -31,6 +31,7 @@ from .core._pressure import parse_window
 from .core._sizes import Limit, parse_limit
 from .core._store_limits import StoreLimits
 from .core._strategy import CutPolicy
+from .core._tokens import check_measure
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -81,11 +82,14 @@ class Config:
     #: The proxy's longest upstream message; a longer one is streamed to the store.
     max_line_size: Limit = 256 * 1024 * KB
     notices: bool = True
-    #: The model's context window (bytes; tokens are converted): the batch ceiling of a
-    #: turn then shrinks as the window fills. ``None``: no context pressure.
+    #: The model's context window, in ``measure``'s unit (under bytes, tokens are
+    #: converted): the batch ceiling of a turn then shrinks as the window fills.
+    #: ``None``: no context pressure.
     context_window: int | None = None
-    #: Room kept for the answer when ``context_window`` is set.
+    #: Room kept for the answer when ``context_window`` is set (32,768 bytes or tokens).
     reserve: int = 32 * KB
+    #: What context pressure counts in: ``"bytes"`` or ``"tokens"`` (docs/tokens.md).
+    measure: str = "bytes"
     read_artifact_tool: str | None = "read_artifact"
     tools: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     store: StoreLimits = field(default_factory=StoreLimits)
@@ -95,9 +99,11 @@ class Config:
         # Built in code rather than read from a file: hold it to the same rules.
         for key in ("batch_ceiling", "wire_budget", "media_threshold", "max_line_size"):
             object.__setattr__(self, key, parse_limit(getattr(self, key), key=key))
+        check_measure(self.measure)
         for key in ("context_window", "reserve"):
             if getattr(self, key) is not None:
-                object.__setattr__(self, key, parse_window(getattr(self, key), key=key))
+                object.__setattr__(self, key, parse_window(getattr(self, key), key=key,
+                                                           measure=self.measure))
         object.__setattr__(self, "tools", _parse_tools(self.tools, self.source))
 
     def for_tool(self, name: str) -> ToolPolicy:
@@ -151,11 +157,15 @@ _TOOL_KEYS = {f.name for f in fields(ToolPolicy)}
 
 def _parse(data: Mapping[str, Any], file: str | None) -> Config:
     values: dict[str, Any] = {"source": file}
+    # First: it says what the window and the reserve are counted in.
+    measure = check_measure(data.get("measure", "bytes"), file=file)
     for key, value in data.items():
         if key in ("batch_ceiling", "wire_budget", "media_threshold", "max_line_size"):
             values[key] = parse_limit(value, key=key, file=file)
         elif key in ("context_window", "reserve"):
-            values[key] = parse_window(value, key=key, file=file)
+            values[key] = parse_window(value, key=key, file=file, measure=measure)
+        elif key == "measure":
+            values[key] = measure
         elif key == "artifacts":
             values[key] = _string(value, key, file)
         elif key == "notices":
@@ -174,6 +184,7 @@ def _parse(data: Mapping[str, Any], file: str | None) -> Config:
 _TOP_KEYS = (
     "batch_ceiling", "artifacts", "wire_budget", "media_threshold", "notices",
     "read_artifact_tool", "tools", "store", "max_line_size", "context_window", "reserve",
+    "measure",
 )
 
 

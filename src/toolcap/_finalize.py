@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, TextIO
 from ._config import Config, ToolPolicy, load_config
 from ._diagnostics import observe
 from ._notice import Cap, emit_notice, failure_reason, logger, notice_line
+from ._tokenizer import turn_ceiling
 from .core._allocate import water_fill
 from .core._cut import cut
 from .core._default import DEFAULT, Default
 from .core._jsoncut import cut_by_format
-from .core._pressure import pressure_ceiling
 from .core._refs import MAX_REFERENCE_LENGTH, REFERENCE_LENGTH
 from .core._sizes import Limit
 from .core._strategy import plan_parts
@@ -227,7 +227,7 @@ class Policy:
     def finalize(self, responses: Sequence[ToolResponse], *,
                  context_used: int | None = None) -> list[FinalizedResponse]:
         """Bound one batch: per-tool thresholds, then the batch ceiling (lowered by
-        ``context_window``'s pressure, ``context_used`` bytes being taken); spill; notify."""
+        ``context_window``'s pressure, ``context_used`` taken, in ``measure``'s unit)."""
         return self._finalize(responses, io=True, used=context_used)
 
     def guard(self, responses: Sequence[ToolResponse]) -> list[FinalizedResponse]:
@@ -242,15 +242,15 @@ class Policy:
 
     def _finalize(self, responses: Sequence[ToolResponse], *, io: bool,
                   used: int | None = None) -> list[FinalizedResponse]:
-        ceiling = pressure_ceiling(self.config.batch_ceiling, self.config.context_window,
-                                   self.config.reserve, used)
         works = [self._receive(response) for response in responses]
         for work in works:
             if work is not None:
                 if io:
                     self._observe("received", work, changed=False)
                 self._apply_threshold(work, io)
-        self._apply_ceiling([work for work in works if work is not None], io, ceiling)
+        present = [work for work in works if work is not None]
+        ceiling = turn_ceiling(self.config, [p for w in present for p in w.parts], used)
+        self._apply_ceiling(present, io, ceiling)
         results = []
         for response, work in zip(responses, works, strict=True):
             result = self._deliver(response, work, io)

@@ -23,15 +23,25 @@ import hashlib
 import importlib.util
 import io
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ._config import Config
+from .core._pressure import pressure_ceiling
+from .core._sizes import Limit
 from .core._tokens import check_measure, estimate_tokens, token_pieces
 from .core._utf8 import sanitize, utf8_size
 from .protocols import TokenCounter
 
-__all__ = ["O200K_SHA256", "O200kCounter", "measure_of", "o200k_counter", "token_counter"]
+__all__ = [
+    "O200K_SHA256",
+    "O200kCounter",
+    "measure_of",
+    "o200k_counter",
+    "token_counter",
+    "turn_ceiling",
+]
 
 #: The SHA-256 of o200k_base.tiktoken as tiktoken publishes it: the file is used only
 #: if it is exactly that one.
@@ -131,6 +141,21 @@ def token_counter(tokenizer: TokenCounter | None = None) -> TokenCounter:
     if tokenizer is not None:
         return tokenizer
     return o200k_counter() or estimate_tokens
+
+
+def turn_ceiling(config: Config, texts: Sequence[str], used: int | None) -> Limit:
+    """The batch ceiling of a turn whose results are ``texts`` (as the per-tool
+    thresholds left them), ``used`` being taken of ``config``'s window.
+
+    In tokens, the share of the window becomes bytes at the batch's own rate:
+    the UTF-8 bytes per token of ``texts`` together.
+    """
+    rate = None
+    if config.measure == "tokens" and config.context_window is not None:
+        tokens = sum(map(token_counter(), texts))
+        rate = sum(map(utf8_size, texts)) / tokens if tokens else None
+    return pressure_ceiling(config.batch_ceiling, config.context_window, config.reserve, used,
+                            rate)
 
 
 def measure_of(measure: str, tokenizer: TokenCounter | None = None) -> Callable[[str], int]:

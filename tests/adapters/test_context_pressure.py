@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
+import toolcap
 from toolcap import Config, Policy
 from toolcap.adapters.anthropic import bound_messages
 from toolcap.adapters.openai import bound_chat_messages, bound_responses_input
@@ -97,3 +99,40 @@ def test_langchain_reads_the_latest_ai_message_usage_metadata() -> None:
     assert len(bound_tool_messages(conversation(1_000), _policy())[2].content) == 30 * KB
     tight = bound_tool_messages(conversation(90_000), _policy())[2].content
     assert len(tight.encode()) <= max(KB, (100_000 - 4_000 - 90_000) * 3 // 2)
+
+
+# -- in tokens ---------------------------------------------------------------------------
+
+
+def _tokens_policy() -> Policy:
+    return Policy(Config(measure="tokens", context_window="100k tokens", reserve="4k tokens"),
+                  sink=MemoryStore(), notices=False)
+
+
+def _tokens_of(messages: list[Any]) -> int:
+    count = toolcap.token_counter()
+    return sum(count(m["content"]) for m in messages if m.get("role") == "tool")
+
+
+def test_under_tokens_the_reported_usage_counts_as_it_is() -> None:
+    roomy = bound_chat_messages(_chat(2), _tokens_policy(), usage={"prompt_tokens": 1_000})
+    tight = bound_chat_messages(_chat(2), _tokens_policy(), usage={"prompt_tokens": 90_000})
+    share = (100_000 - 4_000 - 90_000) // 2
+    assert _delivered(roomy) > 60 * KB  # only the per-tool thresholds cut
+    assert 0.8 * share <= _tokens_of(tight) <= 1.05 * share
+
+
+def test_under_tokens_without_usage_the_messages_are_counted_in_tokens() -> None:
+    count = toolcap.token_counter()
+    history = "東京駅から新幹線に乗って京都へ向かいました。" * 4200  # about 16 tokens each
+    items = [{"role": "user", "content": history}, *_chat(2)[1:]]
+    taken = count(json.dumps([{"role": "user", "content": history}], ensure_ascii=False))
+    share = (100_000 - 4_000 - taken) // 2
+    bounded = bound_chat_messages(items, _tokens_policy())
+    assert 0 < share < 2 * count(OUTPUT[:32 * KB])  # less than the turn's two outputs
+    assert 0.8 * share <= _tokens_of(bounded[1:]) <= 1.05 * share
+    # Counted as bytes (3 a token), the same history leaves the turn nothing: the bound
+    # would have cut a CJK conversation three times too early.
+    in_bytes = Policy(Config(context_window="100k tokens", reserve="4k tokens"),
+                      sink=MemoryStore(), notices=False)
+    assert _tokens_of(bound_chat_messages(items, in_bytes)[1:]) < 0.5 * share

@@ -61,6 +61,24 @@ def test_show_names_the_file_and_where_each_value_comes_from(toolcap: Toolcap) -
     assert 'wire_budget = "64.0 KB"  # default' in lines
     assert 'context_window = "585.9 KB"  # file' in lines  # 3 bytes a token
     assert 'reserve = "32.0 KB"  # default' in lines
+    assert 'measure = "bytes"  # default' in lines
+
+
+def test_show_prints_the_window_in_tokens_under_measure_tokens(toolcap: Toolcap) -> None:
+    config = toolcap.home / "toolcap.toml"
+    config.write_text('measure = "tokens"\ncontext_window = "200k tokens"\n')
+    shown = toolcap("config", "show", "--config", str(config))
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.decode().splitlines()
+    assert 'measure = "tokens"  # file' in lines
+    assert 'context_window = "200.0k tokens"  # file' in lines
+    assert 'reserve = "32.7k tokens"  # default' in lines
+    config.write_text('measure = "tokens"\ncontext_window = "800KB"\n')
+    refused = toolcap("config", "show", "--config", str(config))
+    assert refused.returncode == 2
+    error = refused.stderr.decode()
+    assert error.count("\n") == 1
+    assert "context_window: '800KB' is in bytes, but the measure is tokens" in error
 
 
 def test_a_user_level_file_is_found_without_config(toolcap: Toolcap) -> None:

@@ -66,3 +66,65 @@ def test_the_seam_tightens_as_the_window_fills() -> None:
     assert all(r.capped_by is None for r in roomy)
     assert sum(r.delivered_bytes for r in full) <= 20 * KB
     assert {r.capped_by for r in full} == {"batch_ceiling"}
+
+
+# -- in tokens ---------------------------------------------------------------------------
+
+
+@settings(deadline=None)
+@given(window=st.integers(0, 10**7), used=st.integers(0, 10**7),
+       bytes_per_token=st.floats(0.5, 8.0))
+def test_a_share_in_tokens_becomes_bytes_at_the_batch_rate(
+    window: int, used: int, bytes_per_token: float
+) -> None:
+    got = pressure_ceiling(None, window, 0, used, bytes_per_token)
+    assert got == max(KB, int(max(0, window - used) * 0.5 * bytes_per_token))
+
+
+def test_under_tokens_the_window_and_reserve_are_tokens() -> None:
+    config = Config.from_mapping({"context_window": "128k tokens", "reserve": "8k tokens",
+                                  "measure": "tokens"})  # measure last: read first all the same
+    assert (config.measure, config.context_window, config.reserve) == ("tokens", 128_000, 8000)
+    assert Config(measure="tokens", context_window=50_000).context_window == 50_000
+    assert Config(measure="tokens").reserve == 32 * KB  # 32,768 tokens
+    assert Config().measure == "bytes"
+
+
+@pytest.mark.parametrize(("table", "fragment"), [
+    ({"measure": "tokens", "context_window": "800KB"},
+     "context_window: '800KB' is in bytes, but the measure is tokens"),
+    ({"measure": "tokens", "reserve": "8KB"}, "reserve: '8KB' is in bytes"),
+    ({"measure": "words"}, 'measure: \'words\' is not a measure: write "bytes" or "tokens"'),
+    ({"context_window": "25kb tokens"}, "context_window: invalid number of tokens"),
+])
+def test_bad_token_settings_are_one_line_errors_naming_the_file(
+    table: dict[str, object], fragment: str
+) -> None:
+    with pytest.raises(ConfigError) as error:
+        Config.from_mapping(table, source="toolcap.toml")
+    assert fragment in str(error.value) and "toolcap.toml" in str(error.value)
+    assert "\n" not in str(error.value)
+
+
+def test_the_seam_holds_a_turn_to_its_share_of_tokens_whatever_the_text() -> None:
+    from toolcap import token_counter
+
+    count = token_counter()
+    base64_like = "".join(f"{n * 2654435761 % 4294967296:08x}Zq+/" for n in range(4000))
+    batch = [ToolResponse("Read", base64_like[:30 * KB]),
+             ToolResponse("Grep", base64_like[-30 * KB:])]
+    tools = {"*": {"size_threshold": "unlimited"}}
+    in_tokens = Policy(Config(measure="tokens", context_window="40k tokens", reserve=0,
+                              batch_ceiling="unlimited", tools=tools), sink=None, notices=False)
+    in_bytes = Policy(Config(context_window="40k tokens", reserve=0, batch_ceiling="unlimited",
+                             tools=tools), sink=None, notices=False)
+    share = 20_000
+    assert sum(count(r.content) for r in batch) > 1.5 * share  # the batch is over its share
+
+    def delivered(policy: Policy) -> int:
+        return sum(count(r.text or "") for r in policy.finalize(batch, context_used=0))
+
+    # Bytes count a token as 3 bytes: this dense text gets far more than its share through;
+    # counted in tokens, the turn keeps to its share (within what the markers add).
+    assert delivered(in_bytes) > 1.2 * share
+    assert 0.8 * share <= delivered(in_tokens) <= 1.05 * share

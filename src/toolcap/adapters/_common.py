@@ -17,7 +17,8 @@ from typing import Any
 
 from .._finalize import FinalizedResponse, Policy, ToolResponse
 from .._notice import emit_notice, notice_line
-from ..core._json import json_size
+from .._tokenizer import token_counter
+from ..core._json import dumps, json_size
 from ..core._media import Media, field, media_of, not_sent_note
 from ..core._pressure import BYTES_PER_TOKEN, reported_tokens
 from ..core._utf8 import utf8_size
@@ -124,18 +125,24 @@ def plain_json(value: Any) -> Any:
 
 def context_used(policy: Policy, messages: Sequence[Any], usage: Any,
                  latest: Sequence[Result]) -> int | None:
-    """Bytes the conversation takes before the latest batch, for context pressure.
+    """What the conversation takes before the latest batch, for context pressure: bytes,
+    or tokens under ``measure = "tokens"``.
 
     ``None`` unless ``context_window`` is configured; the API's reported prompt
-    size when given (tokens, converted), else the JSON size of the messages less
-    the latest batch's results.
+    size when given (tokens; 3 bytes each under bytes), else the measure of the
+    messages' JSON less the latest batch's results.
     """
     if policy.config.context_window is None:
         return None
+    in_tokens = policy.config.measure == "tokens"
     tokens = None if usage is None else reported_tokens(usage)
     if tokens is not None:
-        return tokens * BYTES_PER_TOKEN
+        return tokens if in_tokens else tokens * BYTES_PER_TOKEN
     try:
+        if in_tokens:
+            count = token_counter()
+            whole = count(dumps(plain_json(list(messages))))
+            return max(0, whole - sum(count(dumps(plain_json(r.content))) for r in latest))
         whole = json_size(plain_json(list(messages)))
         return max(0, whole - sum(json_size(plain_json(r.content)) for r in latest))
     except (TypeError, ValueError, RecursionError):  # a value JSON cannot hold: unknown

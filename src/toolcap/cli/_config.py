@@ -11,6 +11,7 @@ from .._config import _find, _read_toml, load_config
 from .._trust import trust, trust_state, untrust, user_config_file
 from ..core._errors import ConfigError
 from ..core._sizes import human_size
+from ..core._tokens import human_tokens
 from ._common import CommandError
 
 __all__ = ["register"]
@@ -92,9 +93,12 @@ def _show(args: argparse.Namespace) -> int:
     except ConfigError as error:
         raise CommandError(str(error)) from None
     for key in ("batch_ceiling", "wire_budget", "media_threshold", "artifacts", "notices",
-                "read_artifact_tool", "context_window", "reserve"):
+                "read_artifact_tool", "measure", "context_window", "reserve"):
         value = getattr(config, key)
         shown = human_size(value) if key in _SIZE_KEYS and value is not None else value
+        in_tokens = config.measure == "tokens" and key in ("context_window", "reserve")
+        if in_tokens and value is not None:
+            shown = human_tokens(value)
         print(f"{key} = {_value(shown)}  # {_origin(key, table)}")
     for name, values in sorted(config.tools.items()):
         origin = "TOOLCAP_SIZE_THRESHOLD" if name == "*" and os.environ.get(

@@ -40,17 +40,21 @@ def parse_window(value: object, *, key: str, file: str | None = None,
     return parse_amount(value, key=key, file=file, measure=measure)
 
 
-def pressure_ceiling(ceiling: Limit, window: int | None, reserve: int, used: int | None) -> Limit:
+def pressure_ceiling(ceiling: Limit, window: int | None, reserve: int, used: int | None,
+                     bytes_per_token: float | None = None) -> Limit:
     """The batch ceiling of a turn under context pressure (``window`` None: ``ceiling``).
 
-    Never below 1 KB, the smallest limit anything takes, so a full window still
-    leaves each result a marker naming where it was kept.
+    ``window``, ``reserve`` and ``used`` are in one unit: bytes, or tokens with
+    ``bytes_per_token`` (the batch's own, as measured) turning the share of what
+    is left into bytes. Never below 1 KB, the smallest limit anything takes, so
+    a full window still leaves each result a marker naming where it was kept.
     """
     if window is None:
         return ceiling
     left = max(0, window - reserve - (used or 0))
-    share = max(MIN_LIMIT, int(left * PRESSURE_SHARE))
-    return share if ceiling is None else min(ceiling, share)
+    share = left * PRESSURE_SHARE * (1.0 if bytes_per_token is None else bytes_per_token)
+    limit = max(MIN_LIMIT, int(share))
+    return limit if ceiling is None else min(ceiling, limit)
 
 
 def reported_tokens(usage: Any) -> int | None:
