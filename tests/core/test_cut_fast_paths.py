@@ -101,3 +101,49 @@ def test_a_marker_with_dropped_prints_what_was_cut() -> None:
     assert rendered == "[cut 9.0 MB of 10.0 MB]"
     assert Marker.parse("[cut of {original}]").render(
         original=2048, kept=1024, reference=None) == "[cut of 2.0 KB]"
+
+
+bytes_inputs = st.one_of(
+    large_text(min_bytes=1024).map(lambda text: text.encode("utf-8", "surrogatepass")),
+    st.binary(min_size=1024, max_size=20_000),
+    st.builds(lambda line, n: line * n, st.binary(min_size=1, max_size=200),
+              st.integers(1, 400)),
+)
+
+
+@PROPERTY
+@given(data=bytes_inputs, limit=limits,
+       reference=st.sampled_from([None, "toolcap:" + "ab" * 16, "toolcap:ü"]))
+def test_the_default_cut_of_bytes_is_the_general_cut(
+    data: bytes, limit: int, reference: str | None
+) -> None:
+    from toolcap.core._cut import cut
+
+    assert cap_text(data, limit, reference=reference) == cut(data, limit, reference=reference)
+
+
+@PROPERTY
+@given(template=st.lists(st.sampled_from(
+           ["{kept}", "{original}", "{dropped}", "{where}", "{reference}", "{kept!r}",
+            "{original!a}", "{{", "}}", "{", "}", "{0}", "{kept:>9}", "[toolcap: ", "ü", " "]),
+           max_size=8).map("".join),
+       original=st.integers(0, 10**12), kept=st.integers(0, 10**6),
+       reference=st.sampled_from([None, "toolcap:" + "ab" * 16]))
+def test_a_marker_renders_as_its_template_formatted_by_keyword(
+    template: str, original: int, kept: int, reference: str | None
+) -> None:
+    from hypothesis import assume
+
+    from toolcap import ConfigError
+
+    try:
+        marker = Marker.parse(template)
+    except ConfigError:
+        assume(False)
+        return
+    values = {"original": human_size(original), "kept": human_size(kept),
+              "dropped": human_size(max(0, original - kept)),
+              "where": f"; full output: {reference}" if reference else "",
+              "reference": reference or ""}
+    assert marker.render(original=original, kept=kept, reference=reference) == template.format(
+        **values)

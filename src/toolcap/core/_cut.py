@@ -13,7 +13,7 @@ from typing import AnyStr
 
 from ._marker import SHORT_MARKER, Marker
 from ._refs import REFERENCE_LENGTH
-from ._sizes import parse_limit
+from ._sizes import MIN_LIMIT, parse_limit
 from ._strategy import (
     LINE_SNAP,
     STRATEGIES,
@@ -269,6 +269,29 @@ def cut(
                     reference=reference, snap_lines=snap_lines)
 
 
+def _cut_bytes(data: bytes, limit: int, reference: str | None) -> CapResult | None:
+    """:func:`assemble` for the default settings when it has nothing to repair; else None.
+
+    Each cut lands on an ASCII or lead byte and what is kept is valid UTF-8:
+    then this is the same cut, without the checks a general call needs (about
+    half of a 32 KB cut's time went to them). Anything else goes the long way.
+    """
+    plan = _plan(limit, "head_tail", 0.2, _DEFAULT_MARKER,
+                 0 if reference is None else len(reference.encode("utf-8")))
+    head_end, size = plan.head, len(data)
+    tail_start = max(size - plan.tail, head_end)  # as assemble() places it, tail being data
+    if (not head_end or not plan.tail or tail_start >= size
+            or data[head_end] & 0xC0 == 0x80 or data[tail_start] & 0xC0 == 0x80):
+        return None  # no room, or a cut inside a character: head_/tail_boundary decide
+    head_end, tail_start = _snap(data, head_end, data, tail_start)
+    try:
+        head_text = str(memoryview(data)[:head_end], "utf-8")
+        tail_text = str(memoryview(data)[tail_start:], "utf-8")
+    except UnicodeDecodeError:
+        return None
+    return _join(plan, head_text, tail_text, head_end + size - tail_start, size, reference)
+
+
 def cap_text(
     text: str | bytes,
     limit: int | str | None,
@@ -298,6 +321,12 @@ def cap_text(
     Cost grows with ``limit``, not with the input, for ``bytes`` and ASCII ``str``;
     other text is encoded once.
     """
+    if (type(text) is bytes and type(limit) is int and MIN_LIMIT <= limit < len(text)
+            and marker is None and strategy == "head_tail" and head_ratio == 0.2
+            and snap_lines is True):
+        fast = _cut_bytes(text, limit, reference)  # the common call, settled in a few steps
+        if fast is not None:
+            return fast
     parsed = parse_limit(limit, key="limit")
     check_strategy(strategy, key="strategy")
     check_head_ratio(head_ratio, key="head_ratio")

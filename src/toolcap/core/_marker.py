@@ -39,7 +39,8 @@ MAX_MARKER_BYTES = 200
 #: Used when an allocation is too small for the configured marker.
 SHORT_MARKER = "[toolcap: truncated]"
 
-_FIELDS = frozenset({"original", "kept", "dropped", "where", "reference"})
+_ORDER = ("original", "kept", "dropped", "where", "reference")  # their numbers, positionally
+_FIELDS = frozenset(_ORDER)
 # The widest value human_size gives below 1024 GB: reserving room for it makes the
 # cut independent of the sizes it reports, so a stream can be cut before its end.
 _WIDEST_SIZE = "1023.9 KB"
@@ -114,11 +115,32 @@ class Marker:
         text = self._format(_WIDEST_SIZE, _WIDEST_SIZE, _WIDEST_SIZE, reference)
         return len(text.encode("utf-8"))
 
+    @functools.cached_property
+    def _positional(self) -> str | None:
+        """The template with numbered fields (formatting by keyword costs twice as much).
+
+        None when it has a field that is not a plain known name: then the keyword
+        call raises or formats exactly as it always did.
+        """
+        try:
+            parsed = list(string.Formatter().parse(self.template))
+        except ValueError:
+            return None
+        out = []
+        for literal, name, spec, conversion in parsed:
+            out.append(literal.replace("{", "{{").replace("}", "}}"))
+            if name is None:
+                continue
+            if name not in _ORDER:
+                return None
+            converted = "!" + conversion if conversion else ""
+            out.append(f"{{{_ORDER.index(name)}{converted}{':' + spec if spec else ''}}}")
+        return "".join(out)
+
     def _format(self, original: str, kept: str, dropped: str, reference: str | None) -> str:
+        where = f"; full output: {reference}" if reference else ""
+        positional = self._positional
+        if positional is not None:
+            return positional.format(original, kept, dropped, where, reference or "")
         return self.template.format(
-            original=original,
-            kept=kept,
-            dropped=dropped,
-            where=f"; full output: {reference}" if reference else "",
-            reference=reference or "",
-        )
+            original=original, kept=kept, dropped=dropped, where=where, reference=reference or "")
