@@ -4,8 +4,8 @@ The proxy speaks MCP over its own stdin/stdout to a client and relays every
 message to an upstream server (a command it starts, or a Streamable HTTP URL),
 changing only what must change: tool and resource results are bounded by the
 same finalization seam as the library, cut originals are kept in the artifact
-store, and one tool (``read_artifact``) reads them back. The README's "MCP proxy"
-section says what a client sees.
+store, and one tool (``read_artifact``) reads them back. ``docs/proxy.md``
+says what a client sees.
 """
 
 from __future__ import annotations
