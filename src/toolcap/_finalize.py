@@ -8,21 +8,23 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
 from ._config import Config, ToolPolicy, load_config
 from ._diagnostics import observe
 from ._notice import Cap, emit_notice, failure_reason, logger, notice_line
 from ._tokenizer import turn_ceiling
+from ._work import Content, Part, ToolResponse, Work
 from .core._allocate import water_fill
 from .core._cut import cut
 from .core._default import DEFAULT, Default
 from .core._jsoncut import cut_by_format
-from .core._refs import MAX_REFERENCE_LENGTH, REFERENCE_LENGTH
+from .core._refs import REFERENCE_LENGTH, fits_marker
 from .core._sizes import Limit
+from .core._sniff import binary_kind, binary_note, is_binary
 from .core._strategy import plan_parts
-from .core._utf8 import decode, is_valid, sanitize, utf8_size
+from .core._utf8 import decode, sanitize, utf8_size
 
 if TYPE_CHECKING:
     from .protocols import ArtifactSink
@@ -33,31 +35,6 @@ __all__ = ["FinalizedResponse", "Policy", "ToolResponse"]
 # the parts of a response are collapsed under one marker instead.
 _MIN_CONTENT = 64
 
-Part = str | bytes
-Content = str | bytes | Sequence[Part] | None
-
-
-@dataclass(frozen=True)
-class ToolResponse:
-    """One tool response, as a tool or a server produced it.
-
-    Attributes:
-        tool: the tool's name; it selects the per-tool policy.
-        content: the text (``str``, or ``bytes`` read as UTF-8), a sequence of
-            text parts (for example the text blocks of an MCP result), or
-            ``None`` for no content (left alone).
-        call_id: the tool call's identifier, if any.
-        is_error: whether the tool failed; errors are bounded like any response.
-        artifacts: what is already stored of this response: ``None`` if nothing
-            was decided, ``()`` if it was decided to store nothing, else the
-            references. When it is decided, the finalizer never stores it again.
-    """
-
-    tool: str
-    content: Content
-    call_id: str | None = None
-    is_error: bool = False
-    artifacts: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -71,7 +48,8 @@ class FinalizedResponse:
             each); ``None`` when the content was ``None``.
         original_bytes: UTF-8 size of the content as received.
         delivered_bytes: UTF-8 size of the delivered parts together.
-        capped_by: ``"size_threshold"``, ``"batch_ceiling"`` or ``None``.
+        capped_by: ``"size_threshold"``, ``"batch_ceiling"``, ``"binary"`` (a part
+            that is not text was replaced by a line naming it) or ``None``.
         artifacts: the tri-state record: ``None`` not decided, ``()`` nothing
             stored, else the references of the stored originals.
         not_kept: why the full original could not be stored, when it could not.
@@ -120,45 +98,6 @@ class FinalizedResponse:
         if self.parts is not None and len(self.parts) == 1:
             content = self.parts[0]
         return ToolResponse(self.tool, content, self.call_id, self.is_error, self.artifacts)
-
-
-@dataclass
-class _Work:
-    """One response on its way through the seam."""
-
-    response: ToolResponse
-    policy: ToolPolicy
-    originals: list[Part]
-    whole: list[str]  # each original as valid text, before any cut
-    whole_sizes: list[int]
-    parts: list[str] = field(init=False)
-    sizes: list[int] = field(init=False)
-    # Keyed by the span of parts stored (start, end): each is stored at most once,
-    # even when storing failed.
-    references: dict[tuple[int, int], str] = field(default_factory=dict)
-    attempted: set[tuple[int, int]] = field(default_factory=set)
-    cut_any: bool = False
-    merged: tuple[int, int] | None = None  # the span of parts a collapse made one
-    capped_by: Cap | None = None
-    not_kept: str | None = None
-
-    def __post_init__(self) -> None:
-        self.parts = list(self.whole)
-        self.sizes = list(self.whole_sizes)
-
-    @property
-    def separators(self) -> int:
-        """Bytes of the newlines that join the parts into ``FinalizedResponse.text``."""
-        return max(0, len(self.whole) - 1)
-
-    @property
-    def whole_size(self) -> int:
-        return sum(self.whole_sizes) + self.separators
-
-    @property
-    def delivered_size(self) -> int:
-        # A collapse delivers fewer parts than arrived: fewer line breaks too.
-        return sum(self.sizes) + max(0, len(self.parts) - 1)
 
 
 class Policy:
@@ -245,6 +184,7 @@ class Policy:
         works = [self._receive(response) for response in responses]
         for work in works:
             if work is not None:
+                self._name_binary(work, io)
                 if io:
                     self._observe("received", work, changed=False)
                 self._apply_threshold(work, io)
@@ -255,22 +195,39 @@ class Policy:
         for response, work in zip(responses, works, strict=True):
             result = self._deliver(response, work, io)
             if io and result.capped_by is not None:
-                line = notice_line(result.tool, result.delivered_bytes, result.original_bytes,
-                                   result.capped_by, not_kept=result.not_kept)
+                assert work is not None
+                line = notice_line(result.tool, work.sent_size(result.original_bytes),
+                                   result.original_bytes, result.capped_by,
+                                   not_kept=result.not_kept)
                 emit_notice(line, stderr=self._stderr, to_stderr=self.notices)
             results.append(result)
         return results
 
-    def _receive(self, response: ToolResponse) -> _Work | None:
+    def _receive(self, response: ToolResponse) -> Work | None:
         content = response.content
         if content is None:
             return None
         originals: list[Part] = [content] if isinstance(content, (str, bytes)) else list(content)
         whole = [sanitize(p) if isinstance(p, str) else decode(p) for p in originals]
-        return _Work(response, self.for_tool(response.tool), originals, whole,
-                     [utf8_size(p) for p in whole])
+        sizes = [utf8_size(p) for p in whole]
+        received = [len(p) if isinstance(p, bytes) else n
+                    for p, n in zip(originals, sizes, strict=True)]
+        return Work(response, self.for_tool(response.tool), originals, whole, sizes, received)
 
-    def _apply_threshold(self, work: _Work, io: bool) -> None:
+    def _name_binary(self, work: Work, io: bool) -> None:
+        """Replace each ``bytes`` part that is not text by one line naming it, stored first."""
+        for index, original in enumerate(work.originals):
+            if isinstance(original, bytes) and is_binary(original):
+                span = (index, index + 1)
+                reference = self._spill_once(work, span, io)
+                note = binary_note(len(original), binary_kind(original), reference=reference,
+                                   tried=span in work.attempted)
+                work.originals[index] = work.whole[index] = work.parts[index] = note
+                work.whole_sizes[index] = work.sizes[index] = utf8_size(note)
+                work.binary.add(index)
+                work.cut_any, work.capped_by = True, "binary"
+
+    def _apply_threshold(self, work: Work, io: bool) -> None:
         threshold = work.policy.size_threshold
         if threshold is not None and work.whole_size > threshold:
             self._cut_to(work, threshold, io)
@@ -278,7 +235,7 @@ class Policy:
             if io:
                 self._observe("size_threshold", work, changed=True)
 
-    def _apply_ceiling(self, works: list[_Work], io: bool, ceiling: Limit) -> None:
+    def _apply_ceiling(self, works: list[Work], io: bool, ceiling: Limit) -> None:
         sizes = [work.delivered_size for work in works]
         if ceiling is None or sum(sizes) <= ceiling:
             return
@@ -289,7 +246,7 @@ class Policy:
                 if io:
                     self._observe("batch_ceiling", work, changed=True)
 
-    def _cut_to(self, work: _Work, budget: int, io: bool) -> None:
+    def _cut_to(self, work: Work, budget: int, io: bool) -> None:
         # Always cut from the original, so a second cut never nests a marker.
         work.parts, work.sizes = list(work.whole), list(work.whole_sizes)
         work.merged = None
@@ -309,9 +266,10 @@ class Policy:
             reference = self._spill_once(work, (index, index + 1), io)
             result = cut_by_format(work.originals[index], share, text=work.whole[index],
                                    reference=reference, **policy.cut_options)
-            self._set_part(work, index, result.text, result.kept_bytes)
+            work.parts[index], work.sizes[index] = result.text, result.kept_bytes
+            work.cut_any = True
 
-    def _collapse(self, work: _Work, budget: int, io: bool) -> None:
+    def _collapse(self, work: Work, budget: int, io: bool) -> None:
         """Too many parts for a marker in each: whole parts around one cut part.
 
         The parts between those kept whole (:func:`plan_parts`) are joined,
@@ -333,20 +291,14 @@ class Policy:
         work.merged = (first, last)
         work.cut_any = True
 
-    @staticmethod
-    def _set_part(work: _Work, index: int, text: str, size: int) -> None:
-        work.parts[index] = text
-        work.sizes[index] = size
-        work.cut_any = True
-
-    def _spill_once(self, work: _Work, span: tuple[int, int], io: bool) -> str | None:
+    def _spill_once(self, work: Work, span: tuple[int, int], io: bool) -> str | None:
         """Store the parts ``span`` (start, end) once, joined by line breaks; the reference."""
         start, end = span
         decided = work.response.artifacts
         if decided is not None:
             chosen = decided[start] if len(decided) == len(work.originals) else (
                 decided[0] if decided else None)
-            return chosen if _fits_marker(chosen) else None
+            return chosen if fits_marker(chosen) else None
         if span in work.attempted:
             return work.references.get(span)
         if not io or not work.policy.spill or self._sink is None:
@@ -368,7 +320,7 @@ class Policy:
         work.references[span] = reference
         return reference
 
-    def _observe(self, stage: str, work: _Work, *, changed: bool) -> None:
+    def _observe(self, stage: str, work: Work, *, changed: bool) -> None:
         response = work.response
         for part in work.parts:
             observe(stage, "model_text", part, tool=response.tool, call_id=response.call_id,
@@ -376,7 +328,7 @@ class Policy:
                     wire_budget=self.config.wire_budget)
 
     @staticmethod
-    def _record(work: _Work) -> tuple[str, ...] | None:
+    def _record(work: Work) -> tuple[str, ...] | None:
         """The tri-state artifact record of a response so far."""
         if work.response.artifacts is not None or not work.cut_any:
             return work.response.artifacts
@@ -388,7 +340,7 @@ class Policy:
             return None, "no artifact store"
         try:
             reference = sink.put(data, tool=tool)
-            if not _fits_marker(reference):
+            if not fits_marker(reference):
                 raise ValueError(f"the store returned an unusable reference {reference!r:.80}")
             return reference, None
         except Exception as error:  # a store failure must never reach the agent loop
@@ -396,25 +348,14 @@ class Policy:
             logger.warning("could not keep the full output of %s: %s", tool or "a tool", reason)
             return None, reason
 
-    def _deliver(self, response: ToolResponse, work: _Work | None, io: bool) -> FinalizedResponse:
+    def _deliver(self, response: ToolResponse, work: Work | None, io: bool) -> FinalizedResponse:
         if work is None:
             return FinalizedResponse(response.tool, response.call_id, response.is_error, None,
                                      0, 0, None, response.artifacts)
         artifacts = self._record(work)
-        original = work.separators + sum(
-            len(p) if isinstance(p, bytes) else utf8_size(p) for p in work.originals
-        )
+        original = work.separators + sum(work.original_sizes)
         return FinalizedResponse(
             response.tool, response.call_id, response.is_error, tuple(work.parts), original,
             work.delivered_size, work.capped_by, artifacts, work.not_kept, work.merged,
         )
 
-
-def _fits_marker(reference: object) -> bool:
-    """Whether ``reference`` is a short, encodable string a marker can name."""
-    return (
-        isinstance(reference, str)
-        and 0 < len(reference) <= MAX_REFERENCE_LENGTH
-        and reference.isprintable()
-        and is_valid(reference)
-    )

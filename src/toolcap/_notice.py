@@ -19,8 +19,9 @@ __all__ = ["Cap", "emit_notice", "failure_reason", "logger", "notice_line"]
 
 #: Which bound changed a response. The finalizer's caps are ``size_threshold`` and
 #: ``batch_ceiling``; MCP results and adapters also replace media (``media_threshold``)
-#: and fit text to the wire (``wire_budget``).
-Cap = Literal["size_threshold", "batch_ceiling", "media_threshold", "wire_budget"]
+#: and fit text to the wire (``wire_budget``). Input that is not text is replaced
+#: by a line naming it (``binary``).
+Cap = Literal["size_threshold", "batch_ceiling", "media_threshold", "wire_budget", "binary"]
 
 logger = logging.getLogger("toolcap")
 # The notice already goes to stderr; without a handler of its own, logging's

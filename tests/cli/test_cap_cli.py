@@ -111,17 +111,29 @@ def _human(n: int) -> str:
     return human_size(n)
 
 
-def test_input_that_fits_passes_through_byte_for_byte_even_if_not_utf8(
+def test_text_that_fits_passes_through_byte_for_byte_even_if_not_utf8(
     toolcap: Toolcap,
 ) -> None:
-    data = b"\xff\xfe\x00binary\r\n\xe2\x82 half a euro\n" * 100
+    data = b"a line of text\r\n\xe2\x82 half a euro, \xff one odd byte\n" * 100
     result = toolcap("cap", input=data)
     assert result.returncode == 0 and result.stdout == data and result.stderr == b""
     assert not toolcap.artifacts.exists()  # nothing cut, nothing stored
 
 
+def test_binary_that_fits_is_named_and_kept_not_garbled(toolcap: Toolcap) -> None:
+    data = b"\xff\xfe\x00binary\r\n\xe2\x82 half a euro\n" * 100
+    result = toolcap("cap", input=data)
+    assert result.returncode == 0 and "\ufffd" not in result.stdout.decode()
+    assert result.stdout.decode() == (
+        "[toolcap: binary output not shown: UTF-16 text (little-endian), 2.5 KB;"
+        f" full output: {reference_of(data)}]")
+    assert result.stderr == b"cap: sent 0 B of 2.5 KB to the assistant (binary)\n"
+    assert toolcap.store().read_bytes(reference_of(data)) == data
+
+
 def test_invalid_utf8_in_a_large_input_is_replaced_and_kept_exactly(toolcap: Toolcap) -> None:
-    data = (b"ok \xc3\x28 \xa0\xa1 \xf0\x28\x8c\xbc\n" * 10_000) + b"\xff"
+    data = (b"ok, text with a few odd bytes: \xc3\x28 \xa0\xa1 \xf0\x28\x8c\xbc\n" * 10_000
+            + b"\xff")
     result = toolcap("cap", "--limit", "2KB", input=data)
     assert result.returncode == 0
     text = result.stdout.decode("utf-8")  # valid UTF-8, whatever came in

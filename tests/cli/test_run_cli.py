@@ -267,3 +267,20 @@ def test_no_process_of_the_command_outlives_a_killed_toolcap(
     process.send_signal(signal.SIGKILL)
     process.wait(timeout=30)
     assert wait_dead(pids, seconds=60) == []
+
+
+def test_unlimited_still_names_binary_output_and_keeps_it(toolcap: Toolcap) -> None:
+    data = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 100
+    source = toolcap.home / "image.png"
+    source.write_bytes(data)
+    result = toolcap("run", "--limit", "unlimited", "--", "cat", str(source))
+    assert result.stdout.decode() == (
+        f"[toolcap: binary output not shown: PNG image, 25.0 KB; full output: "
+        f"{reference_of(data)}]\n[exit status 0]\n")
+    assert result.stderr == b"run: sent 0 B of 25.0 KB to the assistant (binary)\n"
+    assert toolcap.store().read_bytes(reference_of(data)) == data
+
+
+def test_unlimited_text_shorter_than_the_sniff_passes_whole(toolcap: Toolcap) -> None:
+    result = toolcap("run", "--limit", "unlimited", "--", "printf", "no newline \\377 end")
+    assert result.stdout == b"no newline \xff end\n[exit status 0]\n" and result.stderr == b""

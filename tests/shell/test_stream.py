@@ -12,9 +12,10 @@ from hypothesis import strategies as st
 
 from _strategies import json_documents, write_json
 from helpers import reference_of
-from toolcap import Config, Policy, StoreError, ToolResponse
+from toolcap import Config, Policy, StoreError, ToolResponse, human_size
+from toolcap.shell._capstream import CapStream, StreamOutcome
 from toolcap.shell._spill import open_stream
-from toolcap.shell._stream import CapStream, StreamCutter, StreamOutcome
+from toolcap.shell._stream import StreamCutter
 from toolcap.store import MemoryStore
 
 PROPERTY = settings(max_examples=400, deadline=None, derandomize=True,
@@ -68,6 +69,10 @@ def stream_through(policy: Policy, data: bytes, cuts: list[int]) -> StreamOutcom
 
 
 def assert_same(outcome: StreamOutcome, data: bytes, policy: Policy) -> None:
+    if policy.for_tool("t").size_threshold is None and policy.config.batch_ceiling is None:
+        # Unlimited: the command line writes the stream through untouched, binary or not.
+        assert outcome.passthrough == data and outcome.result is None
+        return
     (final,) = policy.finalize([ToolResponse("t", data)])
     if final.capped_by is None:
         assert outcome.result is None
@@ -97,8 +102,9 @@ def test_streamed_cut_equals_the_finalizer_for_any_bytes_and_chunking(
 
 
 def test_invalid_bytes_that_grow_past_the_limit_are_cut_though_short_enough() -> None:
-    # 1000 lone continuation bytes decode to 3000 bytes of U+FFFD: over a 2 KB limit.
-    data = b"\x80" * 1000 + b"a" * 500
+    # Text with one invalid byte in four (still text) grows by half once decoded:
+    # 1600 bytes become 2400, over a 2 KB limit.
+    data = b"abc\x80" * 400
     config = config_for(2048, None, "head_tail", 0.2)
     outcome = stream_through(Policy(config, sink=MemoryStore(), notices=False), data, [7, 900])
     assert outcome.truncated
@@ -107,10 +113,42 @@ def test_invalid_bytes_that_grow_past_the_limit_are_cut_though_short_enough() ->
 
 def test_ceiling_below_threshold_counts_decoded_bytes_of_a_short_stream() -> None:
     # 3000 raw bytes under a 4 KB threshold decode to over 4 KB: the threshold cuts first.
-    data = b"\xff" * 1500 + b"x" * 1500
+    data = b"xyz\xff" * 750
     config = config_for(4096, 2048, "head", 0.2)
     outcome = stream_through(Policy(config, sink=MemoryStore(), notices=False), data, [1, 2999])
     assert_same(outcome, data, Policy(config, sink=MemoryStore(), notices=False))
+
+
+@pytest.mark.parametrize("size", [100, 5000, 9000, 300_000])
+def test_a_binary_stream_is_kept_whole_and_named_in_one_line(size: int) -> None:
+    store = MemoryStore()
+    data = (b"\x7fELF\x02\x01\x01" + bytes(range(256)) * (size // 256 + 1))[:size]
+    outcome = stream_through(Policy(Config(), sink=store, notices=False), data,
+                             list(range(0, size, 4093)))
+    assert outcome.capped_by == "binary" and outcome.reference == reference_of(data)
+    assert outcome.output.decode() == (
+        f"[toolcap: binary output not shown: ELF executable, {human_size(size)};"
+        f" full output: {reference_of(data)}]")
+    assert store.read_bytes(outcome.reference) == data
+    assert outcome.notice("t") == f"t: sent 0 B of {human_size(size)} to the assistant (binary)"
+
+
+@PROPERTY
+@given(data=streams(), threshold=limits, ceiling=limits,
+       cuts=st.lists(st.integers(0, 25_000), max_size=8))
+def test_no_stream_notice_says_more_was_sent_than_received(
+    data: bytes, threshold: int | None, ceiling: int | None, cuts: list[int]
+) -> None:
+    config = config_for(threshold, ceiling, "head_tail", 0.2)
+    outcome = stream_through(Policy(config, sink=MemoryStore(), notices=False), data, cuts)
+    if outcome.result is None:
+        assert outcome.notice("t") is None
+        return
+    sent = 0 if outcome.capped_by == "binary" else outcome.result.kept_bytes
+    assert sent <= outcome.original_bytes
+    assert outcome.notice("t") == (
+        f"t: sent {human_size(sent)} of {human_size(len(data))} to the assistant"
+        f" ({outcome.capped_by})")
 
 
 def test_stream_reference_equals_one_shot_put_and_artifact_is_byte_identical() -> None:
@@ -219,3 +257,63 @@ def test_format_text_cuts_a_json_stream_as_text() -> None:
     with pytest.raises(ValueError):
         json.loads(outcome.result.text)
     assert_same(outcome, data, Policy(config, sink=None, notices=False))
+
+
+def _write_unlimited(stream: CapStream, data: bytes, cuts: list[int]) -> bytes:
+    """Feed an unlimited stream as ``toolcap run`` does: what it may write now, in order."""
+    written = []
+    for chunk in chunked(data, cuts):
+        if stream.passthrough:
+            written.append(chunk)
+        else:
+            stream.write(chunk)
+            written.append(stream.release())
+    return b"".join(written)
+
+
+@PROPERTY
+@given(data=streams(), cuts=st.lists(st.integers(0, 25_000), max_size=8))
+def test_an_unlimited_stream_that_names_binary_passes_text_whole_and_names_binary(
+    data: bytes, cuts: list[int]
+) -> None:
+    store = MemoryStore()
+    policy = Policy(config_for(None, None, "head_tail", 0.2), sink=store, notices=False)
+    stream = open_stream(policy, "t", name_binary=True)
+    written = _write_unlimited(stream, data, cuts)
+    outcome = stream.close()
+    (final,) = Policy(Config(), sink=MemoryStore(), notices=False).finalize(
+        [ToolResponse("t", data)])
+    if final.capped_by == "binary":  # the seam's own decision, from the same bytes
+        assert written == b"" and outcome.capped_by == "binary"
+        assert outcome.output.decode() == final.text
+        assert store.read_bytes(reference_of(data)) == data
+    else:
+        assert written + outcome.output == data and outcome.result is None
+
+
+def test_an_unlimited_stream_holds_only_its_first_bytes_while_they_decide() -> None:
+    stream = open_stream(Policy(config_for(None, None, "head_tail", 0.2), sink=None), "t",
+                         name_binary=True)
+    stream.write(b"x" * 5000)
+    assert not stream.passthrough and stream.release() == b""
+    stream.write(b"y" * 100_000)  # past the sniff: text, written through from now on
+    assert stream.passthrough and stream.release() == b"x" * 5000 + b"y" * 100_000
+    assert stream.release() == b"" and stream.cutter.held == b""
+    assert stream.close().output == b""
+
+
+@pytest.mark.parametrize("limit", [None, 2048, 64 * 1024])
+def test_a_binary_stream_that_starts_like_json_is_named_not_cut_as_json(
+    limit: int | None,
+) -> None:
+    data = b'["' + b"\xff\xfe\xfd" * 3000 + b'"]'  # decodes to a valid JSON document
+    policy = Policy(config_for(limit, None, "head_tail", 0.2), sink=MemoryStore(),
+                    notices=False)
+    stream = open_stream(policy, "t", name_binary=True)
+    _write_unlimited(stream, data, [1, 5000])
+    outcome = stream.close()
+    assert outcome.capped_by == "binary" and outcome.result is not None
+    assert outcome.result.text.startswith("[toolcap: binary output not shown: binary data, 8.7 KB")
+    assert stream.cutter._document is None  # none of it held as a document
+    (final,) = policy.finalize([ToolResponse("t", data)])
+    assert final.capped_by == "binary" and final.text == outcome.result.text

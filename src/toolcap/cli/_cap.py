@@ -19,9 +19,9 @@ from ..core._cut import STRATEGIES, check_head_ratio
 from ..core._json import dumps
 from ..core._sizes import parse_limit
 from ..core._utf8 import decode, utf8_size
+from ..shell._capstream import CapStream, StreamOutcome
 from ..shell._run import widen_pipe
 from ..shell._spill import open_stream
-from ..shell._stream import CapStream, StreamOutcome
 from ._common import (
     CommandError,
     add_config_options,
@@ -120,12 +120,16 @@ def _json_document(outcome: StreamOutcome, policy: Policy, tool: str) -> bytes:
     return (dumps(document) + "\n").encode("utf-8")
 
 
-def build_stream(args: argparse.Namespace, *, reserve: int = 0) -> tuple[Policy, CapStream]:
+def build_stream(
+    args: argparse.Namespace, *, reserve: int = 0, name_binary: bool = False
+) -> tuple[Policy, CapStream]:
     """The policy and the stream cutter the options of ``cap`` or ``run`` ask for.
 
     An explicit ``--limit`` is the bound (the batch ceiling is for batches of many);
     otherwise the tool's ``size_threshold`` and the batch ceiling both apply.
     ``reserve`` bytes are kept free under each limit for a line the caller appends.
+    ``name_binary``: name binary input even with no limit (``run``'s output is
+    always the conversation's; ``cap --limit unlimited`` passes bytes unchanged).
     """
     if getattr(args, "head_ratio", None) is not None:
         check_head_ratio(args.head_ratio, key="--head-ratio")
@@ -143,7 +147,8 @@ def build_stream(args: argparse.Namespace, *, reserve: int = 0) -> tuple[Policy,
         # No text bound at all: the wire budget bounds the document, so hold no more.
         threshold = config.wire_budget
     stream = open_stream(policy, args.tool, threshold=_less(threshold, reserve),
-                         ceiling=_less(ceiling, reserve), spill=not args.no_spill)
+                         ceiling=_less(ceiling, reserve), spill=not args.no_spill,
+                         name_binary=name_binary)
     return policy, stream
 
 

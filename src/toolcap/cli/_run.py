@@ -63,17 +63,20 @@ def run(args: argparse.Namespace) -> int:
         command = command[1:]
     if not command:
         raise CommandError("no command given (toolcap run [options] -- COMMAND [ARGS...])")
-    policy, stream = build_stream(args, reserve=STATUS_RESERVE)
+    # Binary output is named even with no limit: it would reach the model garbled.
+    policy, stream = build_stream(args, reserve=STATUS_RESERVE, name_binary=True)
     out = sys.stdout.buffer
     ends_with_newline = [True]
 
     def take(chunk: bytes) -> None:
-        if stream.passthrough:
+        if not stream.passthrough:
+            stream.write(chunk)
+            # With no limit, the first bytes are held until they show text.
+            chunk = stream.release()
+        if chunk:
             out.write(chunk)
             out.flush()
             ends_with_newline[0] = chunk.endswith(b"\n")
-        else:
-            stream.write(chunk)
 
     try:
         ended = run_command(command, take, timeout=args.timeout)
@@ -84,8 +87,8 @@ def run(args: argparse.Namespace) -> int:
         stream.abort()
         raise
     outcome = stream.close()
-    if not stream.passthrough:
-        ends_with_newline[0] = outcome.output.endswith(b"\n") or not outcome.output
+    if outcome.output:  # cut, or held until the end
+        ends_with_newline[0] = outcome.output.endswith(b"\n")
     status = (b"" if ends_with_newline[0] else b"\n") + ended.line().encode("utf-8") + b"\n"
     deliver(outcome, policy, args.tool, out, trailer=status)
     return ended.status

@@ -263,6 +263,8 @@ def cut(
             size = utf8_size(decoded)
             if size <= limit:
                 return CapResult(decoded, False, len(data), size)
+        # Replaced invalid bytes grow; a cut never delivers more than it received.
+        limit = min(limit, len(data))
     plan = plan_cut(limit, strategy=strategy, head_ratio=head_ratio, marker=marker,
                     reference=reference)
     return assemble(plan, data, data, original_bytes=len(data), limit=limit,

@@ -13,6 +13,7 @@ import hashlib
 import re
 
 from ._errors import InvalidReferenceError
+from ._utf8 import is_valid
 
 __all__ = [
     "ARTIFACT_ID",
@@ -23,6 +24,7 @@ __all__ = [
     "REF",
     "REFERENCE_LENGTH",
     "InvalidReferenceError",
+    "fits_marker",
     "format_ref",
     "parse_ref",
     "reference_for",
@@ -82,3 +84,13 @@ def parse_ref(ref: str) -> str:
             f"(expected {PREFIX} followed by {MIN_PREFIX} to 64 hex digits)"
         )
     return hexpart
+
+
+def fits_marker(reference: object) -> bool:
+    """Whether ``reference`` is a short, encodable string a marker can name."""
+    return (
+        isinstance(reference, str)
+        and 0 < len(reference) <= MAX_REFERENCE_LENGTH
+        and reference.isprintable()
+        and is_valid(reference)
+    )

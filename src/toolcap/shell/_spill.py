@@ -16,7 +16,8 @@ from ..core._default import DEFAULT, Default
 from ..core._errors import StoreError
 from ..core._sizes import Limit
 from ..protocols import StreamingArtifactSink
-from ._stream import CapStream, StreamCutter, StreamWriter
+from ._capstream import CapStream, StreamWriter
+from ._stream import StreamCutter
 
 if TYPE_CHECKING:
     from .._finalize import Policy
@@ -79,13 +80,15 @@ def open_stream(
     threshold: Limit | Default = DEFAULT,
     ceiling: Limit | Default = DEFAULT,
     spill: bool = True,
+    name_binary: bool = False,
 ) -> CapStream:
     """A :class:`CapStream` for ``tool`` under ``policy`` (its configuration and store).
 
     ``threshold`` and ``ceiling``: ``"default"`` (the default) takes the tool's
     ``size_threshold`` and the configured batch ceiling; ``None`` is no limit. The
     full stream is kept only if ``spill`` and the tool's own ``spill`` setting both
-    allow it and the policy has a store.
+    allow it and the policy has a store. ``name_binary``: name a binary stream
+    even with no limit at all (see :class:`StreamCutter`).
     """
     tool_policy = policy.for_tool(tool)
     cutter = StreamCutter(
@@ -95,6 +98,7 @@ def open_stream(
         head_ratio=tool_policy.head_ratio,
         marker=tool_policy.marker,
         format=tool_policy.format,
+        name_binary=name_binary,
     )
     keep = spill and tool_policy.spill
 

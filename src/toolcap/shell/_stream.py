@@ -8,72 +8,24 @@ out is exactly what :meth:`toolcap.Policy.finalize` gives for the same bytes as 
 batch of one: the per-tool threshold first, then the batch ceiling, the marker
 naming the artifact when the original was kept.
 
-:class:`StreamCutter` does no I/O at all. :class:`CapStream` adds the spill: the
-full stream goes to an artifact writer as it arrives (hashed as it goes), opened
-only once the stream is known to be cut, and committed only then.
+:class:`StreamCutter` does no I/O at all. :class:`~._capstream.CapStream` adds
+the spill.
 """
 
 from __future__ import annotations
 
 import codecs
-from collections.abc import Callable
-from dataclasses import dataclass
 
-from .._diagnostics import observe
-from .._notice import Cap, failure_reason, logger, notice_line
+from .._notice import Cap
 from ..core._cut import CapResult, CutPlan, Strategy, assemble, plan_cut
 from ..core._jsoncut import cut_json
 from ..core._jsondoc import MAX_STRUCTURAL_BYTES, Format
 from ..core._marker import Marker
 from ..core._sizes import Limit
-from ..core._utf8 import decode
-from ..protocols import ArtifactStreamWriter
+from ..core._sniff import Sniffer
+from ..core._utf8 import decode, utf8_size
 
-__all__ = ["CapStream", "StreamCutter", "StreamOutcome", "StreamWriter"]
-
-
-#: What :class:`CapStream` needs of an artifact writer (``ArtifactStore.open_writer()``).
-StreamWriter = ArtifactStreamWriter
-
-
-@dataclass(frozen=True)
-class StreamOutcome:
-    """What a stream became.
-
-    Attributes:
-        passthrough: the input itself, byte for byte, when nothing was cut.
-        result: the cut, when something was (``result.text`` is what to deliver).
-        capped_by: which cap cut it, as the finalizer names it.
-        original_bytes: the length of the input.
-        reference: the artifact holding the full input, if it was kept.
-        not_kept: why the full input could not be kept, when it could not.
-    """
-
-    passthrough: bytes | None
-    result: CapResult | None
-    capped_by: Cap | None
-    original_bytes: int
-    reference: str | None = None
-    not_kept: str | None = None
-
-    @property
-    def truncated(self) -> bool:
-        """Whether a cap changed the stream."""
-        return self.result is not None
-
-    @property
-    def output(self) -> bytes:
-        """The bytes to deliver: the input unchanged, or the cut text in UTF-8."""
-        if self.result is None:
-            return self.passthrough or b""
-        return self.result.text.encode("utf-8")
-
-    def notice(self, tool: str) -> str | None:
-        """The finalizer's notice line for this outcome, or ``None`` when nothing was cut."""
-        if self.result is None or self.capped_by is None:
-            return None
-        return notice_line(tool, self.result.kept_bytes, self.original_bytes, self.capped_by,
-                           not_kept=self.not_kept)
+__all__ = ["StreamCutter"]
 
 
 class StreamCutter:
@@ -86,11 +38,15 @@ class StreamCutter:
         format: the tool's ``format``: unless ``"text"``, a stream that starts
             like a JSON object or array is held whole (up to
             ``MAX_STRUCTURAL_BYTES``, 64 MB) so that it can be cut by structure.
+        name_binary: with no limit at all, still name a binary stream (the
+            first :data:`SNIFF_BYTES` are held until they decide it; text then
+            passes through). Under a limit binary is always named.
 
     Memory is bounded by the limits, whatever the length of the stream: the head
     and tail the widest possible plan needs, plus the stream itself only while it
     is no longer than the smaller limit, or while it may be a JSON document of
-    at most 64 MB (larger documents are cut as text in every path).
+    at most 64 MB (larger documents are cut as text in every path), plus its
+    first bytes that decide whether it is binary (:data:`SNIFF_BYTES`).
     """
 
     def __init__(
@@ -103,8 +59,11 @@ class StreamCutter:
         marker: Marker | None = None,
         snap_lines: bool = True,
         format: Format = "auto",
+        name_binary: bool = False,
     ) -> None:
         self.threshold = threshold
+        # Under a limit binary is always named; with none, only when asked to.
+        self._sniffing = bool(threshold is not None or ceiling is not None or name_binary)
         self._format: Format = format
         self.ceiling = ceiling
         self._strategy: Strategy = strategy
@@ -135,6 +94,7 @@ class StreamCutter:
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._decoded = 0
         self._closed = False
+        self._sniff = Sniffer()
 
     def _plan(self, limit: int, stored: bool) -> CutPlan:
         return plan_cut(limit, strategy=self._strategy, head_ratio=self._head_ratio,
@@ -146,6 +106,21 @@ class StreamCutter:
         return self.limit is None
 
     @property
+    def binary(self) -> bool | None:
+        """Whether the stream is binary: ``None`` until its first bytes decide it."""
+        return self._sniff.binary
+
+    @property
+    def sniffed(self) -> bytes:
+        """The stream's first bytes (all of it while :attr:`binary` is undecided)."""
+        return bytes(self._sniff.sample)
+
+    @property
+    def deciding(self) -> bool:
+        """No limit, and the first bytes are held until they decide whether it is binary."""
+        return self.limit is None and self._sniffing and self.binary is None
+
+    @property
     def held(self) -> bytes:
         """The stream so far, while it is held whole (empty once it is over the limit)."""
         return bytes(self._whole) if self._whole is not None else b""
@@ -155,6 +130,10 @@ class StreamCutter:
         if self._closed:
             raise ValueError("the stream is already closed")
         size = len(chunk)
+        if self._sniffing:
+            self._sniff.take(chunk)
+            if self.binary:  # binary is never a JSON document: hold none of it
+                self._document = None
         if not size or self.limit is None:
             self.total += size
             return
@@ -201,6 +180,8 @@ class StreamCutter:
     def close(self) -> tuple[bool, Cap | None]:
         """End of stream: whether it is cut, and by which cap (``None`` if not cut)."""
         self._closed = True
+        if self._sniffing and self._sniff.decide():
+            return True, "binary"
         if self.limit is None:
             return False, None
         if self._whole is not None:
@@ -229,12 +210,18 @@ class StreamCutter:
         tail = self._decoder.decode(b"", final=True)
         return self._decoded + len(tail.encode("utf-8")) > self.threshold
 
-    def result(self, cap: Cap, reference: str | None = None) -> tuple[CapResult, Cap]:
+    def result(
+        self, cap: Cap, reference: str | None = None, *, tried: bool = False
+    ) -> tuple[CapResult, Cap]:
         """The cut for a closed stream that :meth:`close` said is cut by ``cap``.
 
         A threshold cut that still exceeds the ceiling is cut again from the
-        original to the ceiling, as the finalizer does.
+        original to the ceiling, as the finalizer does. A binary stream becomes
+        the line naming it (``tried``: keeping it was attempted).
         """
+        if cap == "binary":
+            note = self._sniff.note(self.total, reference=reference, tried=tried)
+            return CapResult(note, True, self.total, utf8_size(note), reference), cap
         if cap == "size_threshold":
             assert self.threshold is not None
             result = self._cut(self.threshold, reference)
@@ -244,6 +231,8 @@ class StreamCutter:
         return self._cut(self.ceiling, reference), "batch_ceiling"
 
     def _cut(self, limit: int, reference: str | None) -> CapResult:
+        # Replaced invalid bytes grow; a cut never delivers more than it received.
+        limit = min(limit, self.total)
         if self._document is not None:
             result = cut_json(decode(bytes(self._document)), limit, format=self._format,
                               strategy=self._strategy, head_ratio=self._head_ratio,
@@ -256,117 +245,3 @@ class StreamCutter:
         tail = bytes(self._tail[max(0, len(self._tail) - plan.tail) :]) if plan.tail else b""
         return assemble(plan, head, tail, original_bytes=self.total, limit=limit,
                         reference=reference, snap_lines=self._snap)
-
-
-class CapStream:
-    """A :class:`StreamCutter` that also keeps the full stream in an artifact store.
-
-    Args:
-        cutter: how to cut.
-        open_writer: opens an artifact writer (or returns ``None`` when there is no
-            store); ``None`` to keep nothing. It is called only once the stream is
-            known to be cut, and then gets every byte of the stream from the first
-            one; its ``commit`` gives the same reference a one-shot ``put`` of the
-            whole stream would.
-        tool: the tool's name, for the log record of a store failure.
-    """
-
-    def __init__(
-        self,
-        cutter: StreamCutter,
-        open_writer: Callable[[], StreamWriter | None] | None = None,
-        *,
-        tool: str | None = None,
-    ) -> None:
-        self.cutter = cutter
-        self._open_writer = open_writer
-        self._writer: StreamWriter | None = None
-        self._tool = tool
-        self.not_kept: str | None = None
-
-    @property
-    def passthrough(self) -> bool:
-        """No limit applies: the caller writes chunks out as they come (nothing is held)."""
-        return self.cutter.unlimited
-
-    def write(self, chunk: bytes) -> None:
-        """Take the next bytes of the stream (kept by reference: a buffer is copied)."""
-        if not isinstance(chunk, bytes):
-            chunk = bytes(chunk)  # the spill may still hold it after this returns
-        cutter = self.cutter
-        if self._writer is not None:
-            self._spill(chunk)
-        elif (
-            self._open_writer is not None
-            and cutter.limit is not None
-            and cutter.total <= cutter.limit < cutter.total + len(chunk)
-        ):
-            # This chunk makes it sure to be cut: start the artifact with what came before.
-            self._start(cutter.held)
-            self._spill(chunk)
-        cutter.feed(chunk)
-
-    def close(self) -> StreamOutcome:
-        """End of stream: commit the artifact if the stream was cut, and cut it."""
-        cutter = self.cutter
-        held = cutter.held
-        cut, cap = cutter.close()
-        if not cut or cap is None:
-            if self._writer is not None:  # pragma: no cover - a cut stream always has a cap
-                self._writer.abort()
-            return StreamOutcome(held, None, None, cutter.total)
-        if self._writer is None and self._open_writer is not None:
-            # Short enough to be held, but cut all the same (invalid bytes grew in decoding).
-            self._start(held)
-        kept = self._writer is not None
-        reference = self._commit()
-        result, capped_by = cutter.result(cap, reference)
-        artifacts = (reference,) if reference else ()
-        if kept or self.not_kept:  # a hand-over to the store was tried
-            observe("spill", "stream", None, size=cutter.total, tool=self._tool,
-                    artifacts=artifacts, changed=False)
-        observe(str(capped_by), "stream_text", result.text, tool=self._tool,
-                artifacts=artifacts, changed=True)
-        return StreamOutcome(None, result, capped_by, cutter.total, reference, self.not_kept)
-
-    def abort(self) -> None:
-        """Give up: discard the artifact being written, if any."""
-        if self._writer is not None:
-            self._writer.abort()
-            self._writer = None
-
-    def _start(self, prefix: bytes) -> None:
-        opener, self._open_writer = self._open_writer, None  # opened at most once
-        assert opener is not None
-        try:
-            self._writer = opener()
-        except Exception as error:  # any store failure: deliver bounded, say why
-            self._failed(error)
-            return
-        self._spill(prefix)
-
-    def _spill(self, chunk: bytes) -> None:
-        if self._writer is None or not chunk:
-            return
-        try:
-            self._writer.write(chunk)
-        except Exception as error:
-            self._writer.abort()
-            self._writer = None
-            self._failed(error)
-
-    def _commit(self) -> str | None:
-        if self._writer is None:
-            return None
-        writer, self._writer = self._writer, None
-        try:
-            return writer.commit()
-        except Exception as error:
-            writer.abort()
-            self._failed(error)
-            return None
-
-    def _failed(self, error: BaseException) -> None:
-        self.not_kept = failure_reason(error)
-        logger.warning("could not keep the full output of %s: %s", self._tool or "a tool",
-                       self.not_kept)
