@@ -53,18 +53,25 @@ def config_for(threshold: int | None, ceiling: int | None, strategy: str, ratio:
     return Config(batch_ceiling=ceiling, tools={"t": tool})
 
 
-def stream_through(policy: Policy, data: bytes, cuts: list[int]) -> StreamOutcome:
-    """Feed ``data`` in chunks, as the command line does (which writes through when unlimited)."""
-    stream = open_stream(policy, "t")
+def write_through(stream: CapStream, data: bytes, cuts: list[int]) -> bytes:
+    """Feed ``data`` in chunks as the command line does: what it writes before the end."""
     written = []
     for chunk in chunked(data, cuts):
         if stream.passthrough:
             written.append(chunk)
         else:
             stream.write(chunk)
+            written.append(stream.release())
+    return b"".join(written)
+
+
+def stream_through(policy: Policy, data: bytes, cuts: list[int]) -> StreamOutcome:
+    """Feed ``data`` in chunks, as the command line does (which writes through when unlimited)."""
+    stream = open_stream(policy, "t")
+    written = write_through(stream, data, cuts)
     outcome = stream.close()
     if stream.passthrough:
-        return StreamOutcome(b"".join(written), None, None, outcome.original_bytes)
+        return StreamOutcome(written, None, None, outcome.original_bytes)
     return outcome
 
 
@@ -259,18 +266,6 @@ def test_format_text_cuts_a_json_stream_as_text() -> None:
     assert_same(outcome, data, Policy(config, sink=None, notices=False))
 
 
-def _write_unlimited(stream: CapStream, data: bytes, cuts: list[int]) -> bytes:
-    """Feed an unlimited stream as ``toolcap run`` does: what it may write now, in order."""
-    written = []
-    for chunk in chunked(data, cuts):
-        if stream.passthrough:
-            written.append(chunk)
-        else:
-            stream.write(chunk)
-            written.append(stream.release())
-    return b"".join(written)
-
-
 @PROPERTY
 @given(data=streams(), cuts=st.lists(st.integers(0, 25_000), max_size=8))
 def test_an_unlimited_stream_that_names_binary_passes_text_whole_and_names_binary(
@@ -279,7 +274,7 @@ def test_an_unlimited_stream_that_names_binary_passes_text_whole_and_names_binar
     store = MemoryStore()
     policy = Policy(config_for(None, None, "head_tail", 0.2), sink=store, notices=False)
     stream = open_stream(policy, "t", name_binary=True)
-    written = _write_unlimited(stream, data, cuts)
+    written = write_through(stream, data, cuts)
     outcome = stream.close()
     (final,) = Policy(Config(), sink=MemoryStore(), notices=False).finalize(
         [ToolResponse("t", data)])
@@ -310,7 +305,7 @@ def test_a_binary_stream_that_starts_like_json_is_named_not_cut_as_json(
     policy = Policy(config_for(limit, None, "head_tail", 0.2), sink=MemoryStore(),
                     notices=False)
     stream = open_stream(policy, "t", name_binary=True)
-    _write_unlimited(stream, data, [1, 5000])
+    write_through(stream, data, [1, 5000])
     outcome = stream.close()
     assert outcome.capped_by == "binary" and outcome.result is not None
     assert outcome.result.text.startswith("[toolcap: binary output not shown: binary data, 8.7 KB")
