@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from _strategies import json_documents, write_json
 from toolcap.core._sniff import SNIFF_BYTES, binary_kind, binary_note, is_binary
 
 PROPERTY = settings(max_examples=200, deadline=None, derandomize=True,
@@ -108,3 +109,15 @@ def test_the_note_names_type_size_and_reference() -> None:
         "[toolcap: binary output not shown: binary data, 5 B; it could not be kept]")
     assert binary_note(5, None, reference=None, tried=False) == (
         "[toolcap: binary output not shown: binary data, 5 B]")
+
+
+@PROPERTY
+@given(document=json_documents, indent=st.sampled_from([None, "  ", "\t"]))
+def test_a_json_document_is_never_binary(document: object, indent: str | None) -> None:
+    assert not is_binary(write_json(document, indent).encode("utf-8"))
+
+
+def test_del_and_real_replacement_characters_are_text() -> None:
+    assert not is_binary(b'["\x7f\x7f"]')
+    assert not is_binary("\ufffd\ufffd garbled once, long ago".encode())
+    assert is_binary(b"\xff\xfe\xfd" * 10 + b" mostly not UTF-8")

@@ -66,7 +66,8 @@ _TEXTUAL = frozenset({b"MZ", b"BZh", b"RIFF", b"OggS", b"fLaC", b"ID3", b"BM", b
 # Control characters that text does carry: tab, line feed, vertical tab, form feed,
 # carriage return, escape (terminal colours).
 _TEXT_CONTROLS = frozenset("\t\n\x0b\x0c\r\x1b")
-_CONTROLS = frozenset(chr(c) for c in (*range(32), 127)) - _TEXT_CONTROLS
+# DEL is not counted: JSON and text may carry it as it is.
+_CONTROLS = frozenset(chr(c) for c in range(32)) - _TEXT_CONTROLS
 # More than this share of odd characters (replaced bytes, control characters) is
 # "mostly not text": a text with a few invalid bytes stays text.
 _ODD_SHARE = 0.3
@@ -99,8 +100,10 @@ def is_binary(data: bytes | bytearray) -> bool:
     text, _ = codecs.utf_8_decode(sample, "replace", False)
     if not text:
         return False
-    # Genuine U+FFFD characters in the input are counted too: rare in text.
-    odd = text.count("\ufffd") + sum(text.count(c) for c in _CONTROLS)
+    # Only bytes that are not UTF-8 count, not a U+FFFD the input really holds: so
+    # valid UTF-8 without control characters (a JSON document) is always text.
+    replaced = text.count("\ufffd") - sample.count("\ufffd".encode())
+    odd = replaced + sum(text.count(c) for c in _CONTROLS)
     return odd > _ODD_SHARE * len(text)
 
 
