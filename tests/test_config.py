@@ -275,3 +275,13 @@ def test_a_fifo_named_as_the_configuration_is_refused_without_waiting(tmp_path: 
 def test_a_directory_named_as_the_configuration_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="not a regular file"):
         load_config(tmp_path, env={})
+
+
+def test_a_byte_limit_written_in_tokens_says_where_tokens_go() -> None:
+    with pytest.raises(ConfigError) as error:
+        Config.from_mapping({"tools": {"Read": "8k tokens"}}, source="toolcap.toml")
+    message = str(error.value)
+    assert "\n" not in message and "tools.Read" in message and "toolcap.toml" in message
+    assert "this limit is in bytes (e.g. '32KB'); tokens are for context_window" in message
+    with pytest.raises(ConfigError, match="batch_ceiling: invalid size '200k tokens'"):
+        Config.from_mapping({"batch_ceiling": "200k tokens"})

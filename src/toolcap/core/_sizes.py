@@ -54,6 +54,10 @@ def parse_size(text: str | int, *, key: str | None = None, file: str | None = No
     if not isinstance(text, str):
         raise ConfigError(f"expected a size such as '32KB', got {text!r}", key=key, file=file)
     match = _SIZE.match(text)
+    if match is None and "token" in text.lower():
+        raise ConfigError(f"invalid size {text[:64]!r}: this limit is in bytes (e.g. '32KB');"
+                          " tokens are for context_window, reserve and compaction",
+                          key=key, file=file)
     if match is None:
         hint = "sizes cannot be negative" if text.strip().startswith("-") else (
             "write a number with an optional unit: B, KB, MB or GB (e.g. '32KB')"
