@@ -64,6 +64,16 @@ def test_keep_recent_protects_the_newest_outputs_that_fit_together() -> None:
     assert plan.mask == (0, 1)
 
 
+def test_without_latest_turn_protection_only_keep_recent_protects_the_newest() -> None:
+    # A saved session whose last output broke it: that output is the one to mask.
+    outputs = [Output(100, 0, 10), Output(5_000_000, 1, 10)]
+    kept = plan_compaction(outputs, trigger=1000, target=1000, keep_recent=200)
+    assert kept.mask == (0,) and kept.after > 1000
+    saved = plan_compaction(outputs, trigger=1000, target=1000, keep_recent=200,
+                            latest_turn=False)
+    assert saved.protected == frozenset() and saved.mask == (0, 1) and saved.after == 20
+
+
 def test_a_target_above_the_trigger_is_refused() -> None:
     with pytest.raises(ValueError, match="must not be above"):
         plan_compaction([], trigger=10, target=20, keep_recent=0)

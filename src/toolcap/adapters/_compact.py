@@ -43,10 +43,15 @@ __all__ = [
     "FORMATS",
     "CompactReport",
     "Compacted",
+    "CompactionSettings",
     "MaskedOutput",
     "NotMasked",
     "compact",
+    "compaction_settings",
+    "content_size",
     "detect_format",
+    "original_of",
+    "placeholder_of",
 ]
 
 T = TypeVar("T")
@@ -158,7 +163,8 @@ def _block_size(block: Any, measure: Callable[[str], int], tokens: bool) -> int:
     return measure(dumps(plain_json(block)))
 
 
-def _size(content: Any, measure: Callable[[str], int], tokens: bool) -> int | None:
+def content_size(content: Any, measure: Callable[[str], int] = utf8_size,
+                 tokens: bool = False) -> int | None:
     """The measure of a result's content, or ``None`` for content that is not text or blocks."""
     if isinstance(content, str):
         return measure(content)
@@ -167,7 +173,7 @@ def _size(content: Any, measure: Callable[[str], int], tokens: bool) -> int | No
     return None
 
 
-def _original(content: Any) -> bytes:
+def original_of(content: Any) -> bytes:
     """What is stored: a text's UTF-8, or the JSON of a list of blocks (media included)."""
     if isinstance(content, str):
         return sanitize(content).encode("utf-8")
@@ -180,11 +186,11 @@ def _text(content: Any) -> str:
     return "\n".join(text for text in map(text_of, content) if text is not None)
 
 
-def _placeholder(tool: str, content: Any, reference: str) -> str:
+def placeholder_of(tool: str, content: Any, reference: str) -> str:
     """The placeholder names the stored original's size in bytes, whatever the measure."""
     text = _text(content)
     blocks = 0 if isinstance(content, str) else len(content)
-    size = _size(content, utf8_size, False) or 0
+    size = content_size(content, utf8_size, False) or 0
     return render_placeholder(tool=tool, size=size, reference=reference, text=text,
                               blocks=blocks, cut_from=cut_marker_of(text))
 
@@ -207,19 +213,19 @@ def _amount(value: str | int | float, key: str, window: int | None, measure: str
     return parse_amount(value, key=key, measure=measure)
 
 
-class _Settings(NamedTuple):
+class CompactionSettings(NamedTuple):
     trigger: int
     target: int
     keep_recent: int
 
 
-def _settings(
+def compaction_settings(
     trigger: str | int | float | None,
     target: str | int | float | None,
     keep_recent: str | int | float | None,
     context_window: str | int | None,
     measure: str,
-) -> _Settings:
+) -> CompactionSettings:
     window = None if context_window is None else parse_amount(
         context_window, key="context_window", measure=measure)
     if trigger is None:
@@ -233,7 +239,7 @@ def _settings(
                           " the target is the low watermark", key="target")
     recent = (DEFAULT_KEEP_RECENT[measure] if keep_recent is None
               else _amount(keep_recent, "keep_recent", window, measure))
-    return _Settings(high, low, recent)
+    return CompactionSettings(high, low, recent)
 
 
 # -- compact ---------------------------------------------------------------------------
@@ -296,7 +302,7 @@ def compact(
         raise ConfigError(f"unknown conversation format {shape!r}; use one of {', '.join(FORMATS)}",
                           key="format")
     tokens = check_measure(measure) == "tokens"
-    settings = _settings(trigger, target, keep_recent, context_window, measure)
+    settings = compaction_settings(trigger, target, keep_recent, context_window, measure)
     counter = token_counter(tokenizer) if tokens else None
     size_of = measure_of(measure, counter)
     excluded = frozenset(exclude_tools)
@@ -307,7 +313,7 @@ def compact(
         if entry.kind == "turn":
             turn += 1
         elif entry.result is not None:
-            found.append((entry, _size(entry.result.content, size_of, tokens), turn))
+            found.append((entry, content_size(entry.result.content, size_of, tokens), turn))
     outputs = [Output(size or 0, at) for _, size, at in found]
     before = sum(output.size for output in outputs)
 
@@ -328,7 +334,7 @@ def compact(
         masked = is_placeholder(content)
         skip = size is None or masked or result.tool in excluded
         placeholder = 0 if skip else size_of(
-            _placeholder(result.tool, content, SAMPLE_REFERENCE))
+            placeholder_of(result.tool, content, SAMPLE_REFERENCE))
         outputs.append(Output(size or 0, at, placeholder, masked, skip and not masked))
 
     keeper = _keeper(policy, store)
@@ -347,13 +353,13 @@ def compact(
             result = found[index][0].result
             assert result is not None
             reference, why = keeper.keep(
-                _original(result.content), tool=result.tool)
+                original_of(result.content), tool=result.tool)
             if reference is None:
                 failures[index] = why or "the store failed"
                 again = True
                 continue
             references[index] = reference
-            placeholders[index] = _placeholder(result.tool, result.content, reference)
+            placeholders[index] = placeholder_of(result.tool, result.content, reference)
             measured = size_of(placeholders[index])
             if measured != outputs[index].placeholder:
                 outputs[index] = replace(outputs[index], placeholder=measured)

@@ -9,13 +9,15 @@ Plain dicts and the SDKs' own objects are read alike; no SDK is imported.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from itertools import chain
 from typing import Any
 
 from ._common import UNKNOWN_TOOL, Entry, Result, call_names, field, listed, tool_name
 
 __all__ = [
     "FORMATS",
+    "call_pairs",
     "chat_entries",
     "detect_format",
     "entries_of",
@@ -38,6 +40,13 @@ def _call_name(call: Any) -> Any:
     return field(spec, "name")
 
 
+def _chat_calls(messages: Sequence[Any]) -> Iterator[tuple[Any, Any]]:
+    for message in messages:
+        if field(message, "role") == "assistant":
+            for call in listed(field(message, "tool_calls")):
+                yield field(call, "id"), _call_name(call)
+
+
 def chat_entries(messages: Sequence[Any]) -> list[Entry]:
     """Read Chat Completions ``messages``: assistant turns and tool results, in order.
 
@@ -46,11 +55,7 @@ def chat_entries(messages: Sequence[Any]) -> list[Entry]:
     ``role: "function"`` reply), else ``"unknown"``. ``where`` is the message's
     index. Used by the adapter and by ``toolcap repair``.
     """
-    names = call_names(
-        (field(call, "id"), _call_name(call))
-        for message in messages if field(message, "role") == "assistant"
-        for call in listed(field(message, "tool_calls"))
-    )
+    names = call_names(_chat_calls(messages))
     entries = []
     for index, message in enumerate(messages):
         role = field(message, "role")
@@ -85,6 +90,11 @@ def _item_kind(item: Any) -> str:
     return "other"
 
 
+def _responses_calls(items: Sequence[Any]) -> Iterator[tuple[Any, Any]]:
+    return ((field(item, "call_id"), field(item, "name"))
+            for item in items if field(item, "type") in _CALLS)
+
+
 def responses_entries(items: Sequence[Any]) -> list[Entry]:
     """Read Responses API ``input`` items: model turns and call outputs, in order.
 
@@ -92,8 +102,7 @@ def responses_entries(items: Sequence[Any]) -> list[Entry]:
     with its ``call_id``, wherever it stands. ``where`` is the item's index. Used by
     the adapter and by ``toolcap repair``.
     """
-    names = call_names((field(item, "call_id"), field(item, "name"))
-                       for item in items if field(item, "type") in _CALLS)
+    names = call_names(_responses_calls(items))
     entries = []
     for index, item in enumerate(items):
         kind = _item_kind(item)
@@ -113,6 +122,12 @@ def _str(value: object) -> str | None:
 # -- Anthropic Messages --------------------------------------------------------------------
 
 
+def _message_calls(messages: Sequence[Any]) -> Iterator[tuple[Any, Any]]:
+    return ((field(block, "id"), field(block, "name"))
+            for message in messages if field(message, "role") == "assistant"
+            for block in listed(field(message, "content")) if _is_call(block))
+
+
 def message_entries(messages: Sequence[Any]) -> list[Entry]:
     """Read Messages API ``messages``: assistant turns and ``tool_result`` blocks, in order.
 
@@ -123,12 +138,7 @@ def message_entries(messages: Sequence[Any]) -> list[Entry]:
     user turns hold tool results. ``where`` is ``(message index, block index)``.
     Used by the adapter and by ``toolcap repair``.
     """
-    names = call_names(
-        (field(block, "id"), field(block, "name"))
-        for message in messages if field(message, "role") == "assistant"
-        for block in listed(field(message, "content"))
-        if _is_call(block)
-    )
+    names = call_names(_message_calls(messages))
     entries: list[Entry] = []
     for index, message in enumerate(messages):
         role = field(message, "role")
@@ -228,6 +238,12 @@ def detect_format(messages: Sequence[Any]) -> str:
         ):
             return "anthropic"
     return "chat"
+
+
+def call_pairs(items: Sequence[Any]) -> dict[str, str]:
+    """Call id → tool name for every tool call in ``items``, in any of the shapes but
+    LangChain's (for a reader that sees a conversation a part at a time)."""
+    return call_names(chain(_chat_calls(items), _responses_calls(items), _message_calls(items)))
 
 
 def entries_of(messages: Sequence[Any], shape: str) -> list[Entry]:

@@ -16,7 +16,8 @@ from ._common import CommandError
 __all__ = ["main"]
 
 # Each module exposes register(subparsers), which adds its parser and sets `handler`.
-_SUBCOMMANDS = ("_cap", "_proxy", "_wrap", "_artifacts", "_run", "_repair", "_config",)
+_SUBCOMMANDS = ("_cap", "_proxy", "_wrap", "_artifacts", "_run", "_repair", "_compact",
+               "_config",)
 
 
 class _Parser(argparse.ArgumentParser):

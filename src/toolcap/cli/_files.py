@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO, NamedTuple
 
+from ..sessions._records import detect_lines
 from ._common import CommandError
 
-__all__ = ["FileState", "atomic_write", "backup_path", "read_bytes", "rewrite_in_place",
-           "same_file", "state_of"]
+__all__ = ["FileState", "Session", "add_rewrite_options", "atomic_write", "backup_path",
+           "open_session", "read_bytes", "rewrite_in_place", "same_file", "state_of"]
 
 
 @dataclass(frozen=True)
@@ -135,3 +138,56 @@ def same_file(a: Path, b: Path) -> bool:
         return a.exists() and b.exists() and os.path.samefile(a, b)
     except OSError:
         return False
+
+
+class Session(NamedTuple):
+    """A session file opened for reading: the stream, its path, whether it is JSON Lines,
+    and its state when opened (to refuse replacing it if it changes meanwhile)."""
+
+    stream: BinaryIO
+    path: Path
+    lines: bool
+    read_as: FileState
+
+
+@contextlib.contextmanager
+def open_session(args: argparse.Namespace, *, writing: bool) -> Iterator[Session]:
+    """The file named by ``args`` (``session``/``conversation``, ``-o``, ``--in-place``,
+    ``--lines``), checked before anything is read or stored."""
+    path = Path(getattr(args, "session", None) or args.conversation)
+    if args.output and same_file(path, Path(args.output)):
+        raise CommandError("-o names the input file: use --in-place (it keeps a backup)")
+    if args.output and writing:
+        # Fail before anything is stored, not after.
+        folder = Path(args.output).parent
+        if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+            raise CommandError(f"cannot write in {folder}: not a writable directory")
+    if args.in_place:
+        path = path.resolve()  # through a symbolic link: rewrite the file it names
+    # Taken before the read: a write from now on shows in the state compared before
+    # the file is replaced.
+    read_as = state_of(path)
+    try:
+        stream = path.open("rb")
+    except OSError as error:
+        raise CommandError(f"cannot read {path}: {error.strerror}") from None
+    with stream:
+        lines = args.lines
+        if lines is None:
+            lines = path.suffix.lower() in (".jsonl", ".ndjson") or detect_lines(stream)
+        yield Session(stream, path, lines, read_as)
+
+
+def add_rewrite_options(parser: argparse.ArgumentParser, what: str) -> None:
+    """``-o``, ``--in-place``, ``--dry-run`` and ``--lines`` of a command that rewrites a
+    session file (``what`` names the result: "repaired", "compacted")."""
+    target = parser.add_mutually_exclusive_group()
+    target.add_argument("-o", "--output", metavar="OUT", help=f"write the {what} file here")
+    target.add_argument("--in-place", action="store_true",
+                        help="replace the file (atomically), keeping a backup in FILE.bak "
+                        "(or .bak.1, .bak.2, ... if taken)")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="report what would change; write nothing, store nothing")
+    parser.add_argument("--lines", action=argparse.BooleanOptionalAction, default=None,
+                        help="read as JSON Lines (default: by extension .jsonl/.ndjson, "
+                        "else by content)")

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -37,13 +36,17 @@ from ..sessions._repair import (
     splice_pieces,
 )
 from ._common import CommandError, add_config_options, load_cli_config
-from ._files import atomic_write, read_bytes, rewrite_in_place, same_file, state_of
+from ._files import (
+    add_rewrite_options,
+    atomic_write,
+    read_bytes,
+    rewrite_in_place,
+    same_file,
+    state_of,
+)
+from ._progress import PROGRESS_MIN_BYTES, progress
 
 __all__ = ["PROGRESS_MIN_BYTES", "register"]
-
-#: Files at least this large get a progress bar (on a terminal, with tqdm installed).
-PROGRESS_MIN_BYTES = 8 * 1024 * 1024
-
 
 def register(subparsers: Any) -> None:
     """Add ``toolcap repair`` to the command line."""
@@ -58,18 +61,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("conversation", metavar="CONVERSATION", help="the conversation file")
     parser.add_argument("--over", required=True, metavar="SIZE",
                         help="bound the tool responses larger than this, e.g. 256KB")
-    target = parser.add_mutually_exclusive_group()
-    target.add_argument("-o", "--output", metavar="OUT", help="write the repaired file here")
-    target.add_argument("--in-place", action="store_true",
-                        help="replace CONVERSATION (atomically), keeping a backup in "
-                        "CONVERSATION.bak (or .bak.1, .bak.2, ... if taken)")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="report what would change; write nothing, store nothing")
+    add_rewrite_options(parser, "repaired")
     parser.add_argument("--no-spill", action="store_true",
                         help="do not keep the originals in the artifact store")
-    parser.add_argument("--lines", action=argparse.BooleanOptionalAction, default=None,
-                        help="read as JSON Lines (default: by extension .jsonl/.ndjson, "
-                        "else by content)")
     add_config_options(parser)
     parser.set_defaults(handler=run)
 
@@ -190,33 +184,15 @@ def _timeline(conversation: Conversation, rows: list[tuple[ToolOutput, Finalized
 
 @contextlib.contextmanager
 def _progress(size: int) -> Iterator[Callable[[int], None] | None]:
-    """A progress bar on a terminal for large files; nothing otherwise (or without tqdm)."""
-    if size < PROGRESS_MIN_BYTES or not sys.stderr.isatty():
-        yield None
-        return
-    try:
-        tqdm = importlib.import_module("tqdm").tqdm  # the extra toolcap[progress]
-    except ImportError:
-        yield None
-        return
-    try:
-        known = os.get_terminal_size(sys.stderr.fileno()).columns > 0
-    except OSError:
-        known = False
-    # A terminal that reports no size (a bare pty) would get no bar at all.
-    shape = {} if known else {"ncols": 80, "nrows": 24}
-    bar = tqdm(total=size, unit="B", unit_scale=True, desc="reading", leave=False,
-               file=sys.stderr, **shape)
-    done = [0]
+    """Reports of the character index reached, as bytes done on the progress bar."""
+    with progress(size, "reading") as bar:
+        done = [0]
 
-    def advance(index: int) -> None:
-        # Character index ~ byte offset: close enough for a progress bar.
-        step = min(index, size) - done[0]
-        if step > 0:
-            bar.update(step)
-            done[0] += step
+        def advance(index: int) -> None:
+            # Character index ~ byte offset: close enough for a progress bar.
+            step = min(index, size) - done[0]
+            if step > 0:
+                bar.advance(step)
+                done[0] += step
 
-    try:
         yield advance
-    finally:
-        bar.close()

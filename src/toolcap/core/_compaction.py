@@ -104,12 +104,17 @@ def plan_compaction(
     target: int,
     keep_recent: int,
     unavailable: frozenset[int] = frozenset(),
+    latest_turn: bool = True,
 ) -> Plan:
-    """Decide which outputs to mask (see the module's rules). O(number of outputs)."""
+    """Decide which outputs to mask (see the module's rules). O(number of outputs).
+
+    ``latest_turn=False`` leaves the latest turn to ``keep_recent`` alone: for a saved
+    session, whose latest output may be the very one that made it fail.
+    """
     if target > trigger:
         raise ValueError(f"the target ({target}) must not be above the trigger ({trigger})")
     before = sum(output.size for output in outputs)
-    protected = _protected(outputs, keep_recent)
+    protected = _protected(outputs, keep_recent, latest_turn=latest_turn)
     if before <= trigger:
         return Plan(before, before, (), protected, "at or below the trigger: nothing to do")
     total = before
@@ -131,12 +136,15 @@ def plan_compaction(
     return Plan(before, total, tuple(mask), protected, reason)
 
 
-def _protected(outputs: Sequence[Output], keep_recent: int) -> frozenset[int]:
+def _protected(outputs: Sequence[Output], keep_recent: int, *,
+               latest_turn: bool) -> frozenset[int]:
     """The latest turn's outputs, and the newest outputs that fit in ``keep_recent``."""
     if not outputs:
         return frozenset()
-    latest = max(output.turn for output in outputs)
-    kept = {index for index, output in enumerate(outputs) if output.turn == latest}
+    kept: set[int] = set()
+    if latest_turn:
+        latest = max(output.turn for output in outputs)
+        kept = {index for index, output in enumerate(outputs) if output.turn == latest}
     room = keep_recent
     for index in range(len(outputs) - 1, -1, -1):
         size = outputs[index].size

@@ -2,8 +2,9 @@
 
 It parses what :func:`json.loads` parses, but every string *value* comes back as
 a :class:`Located` (a ``str``) that knows the span of its literal, quotes
-included, so that one value can be replaced in the original text while every
-other byte stays as it was. Errors name the line, the column and the offset.
+included, and every array as a :class:`LocatedList` that knows its span, so
+that one value can be replaced in the original text while every other byte
+stays as it was. Errors name the line, the column and the offset.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 from ..core._errors import JSONSpanError
 
-__all__ = ["JSONSpanError", "Located", "parse_value", "position", "skip_space"]
+__all__ = ["JSONSpanError", "Located", "LocatedList", "parse_value", "position", "skip_space"]
 
 _SPACE = re.compile(r"[ \t\n\r]*")
 _SPACE_CHARS = " \t\n\r"
@@ -30,6 +31,13 @@ _MAX_DEPTH = 400
 
 class Located(str):
     """A JSON string value that knows where its literal is: ``text[start:end]``."""
+
+    start: int
+    end: int
+
+
+class LocatedList(list[Any]):
+    """A JSON array that knows where it is: ``text[start:end]``, brackets included."""
 
     start: int
     end: int
@@ -141,15 +149,17 @@ class _Reader:
             else:
                 raise self.fail("expected ',' or '}'", index)
 
-    def array(self, index: int, depth: int) -> tuple[list[Any], int]:
+    def array(self, index: int, depth: int) -> tuple[LocatedList, int]:
         if depth > _MAX_DEPTH:
             raise JSONSpanError("nested too deeply", index)
         text = self.text
-        result: list[Any] = []
+        result = LocatedList()
+        result.start = index
         report = self.on_item if depth <= 2 else None
         index = skip_space(text, index + 1)
         if text.startswith("]", index):
-            return result, index + 1
+            result.end = index + 1
+            return result, result.end
         while True:
             value, index = self.value(index, depth)
             result.append(value)
@@ -159,6 +169,7 @@ class _Reader:
             if text.startswith(",", index):
                 index = skip_space(text, index + 1)
             elif text.startswith("]", index):
-                return result, index + 1
+                result.end = index + 1
+                return result, result.end
             else:
                 raise self.fail("expected ',' or ']'", index)

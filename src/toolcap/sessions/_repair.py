@@ -26,11 +26,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..adapters._common import Entry, listed, text_of
-from ..adapters._shapes import chat_entries, message_entries, responses_entries
 from ..core._errors import RepairError
-from ..core._utf8 import utf8_size
 from ._jsonspan import JSONSpanError, Located, parse_value, position, skip_space
+from ._session import ANTHROPIC, CHAT, RESPONSES, ToolOutput, read_events
 
 __all__ = [
     "ANTHROPIC",
@@ -43,38 +41,6 @@ __all__ = [
     "splice",
     "splice_pieces",
 ]
-
-CHAT = "OpenAI Chat Completions"
-RESPONSES = "OpenAI Responses"
-ANTHROPIC = "Anthropic Messages"
-
-
-@dataclass(frozen=True)
-class ToolOutput:
-    """One tool response found in the file.
-
-    Attributes:
-        where: ``"message N"`` or ``"line N"`` (JSONL), both counted from 1 as editors count.
-        tool: the tool's name, from the matching call (``"unknown"`` if none).
-        call_id: the call identifier, when there is one.
-        format: which of the three formats it is written in.
-        parts: its text as string values located in the file: one for a string
-            content, one per text part otherwise (other parts are left alone).
-        whole: whether the content is a bare string rather than a list of parts.
-    """
-
-    where: str
-    tool: str
-    call_id: str | None
-    format: str
-    parts: tuple[Located, ...]
-    whole: bool
-
-    @property
-    def size(self) -> int:
-        """UTF-8 size of its text (all text parts together)."""
-        return sum(utf8_size(part) for part in self.parts)
-
 
 @dataclass(frozen=True)
 class Conversation:
@@ -230,38 +196,6 @@ def _items_of(value: Any) -> list[Any] | None:
 
 # -- finding the responses -----------------------------------------------------------------
 
-# Each format's reading is the adapter's own: one rule for a live conversation and a saved one.
-_READERS: tuple[tuple[str, Callable[[Sequence[Any]], list[Entry]]], ...] = (
-    (CHAT, chat_entries),
-    (RESPONSES, responses_entries),
-    (ANTHROPIC, message_entries),
-)
-
-
 def _find_outputs(items: list[Any], label: Callable[[int], str]) -> Iterator[ToolOutput]:
-    found: list[tuple[tuple[int, int], ToolOutput]] = []
-    for name, read in _READERS:
-        for entry in read(items):
-            if entry.result is None:
-                continue
-            index, position = entry.where if isinstance(entry.where, tuple) else (entry.where, 0)
-            parts = _parts(entry.result.content)
-            if parts is not None:
-                result = entry.result
-                output = ToolOutput(label(index), str(result.tool), _text(result.call_id), name,
-                                    *parts)
-                found.append(((index, position), output))
-    found.sort(key=lambda pair: pair[0])
-    return (output for _, output in found)
-
-
-def _parts(content: Any) -> tuple[tuple[Located, ...], bool] | None:
-    """The text of a response's content: (located strings, whether it is a bare string)."""
-    if isinstance(content, Located):
-        return (content,), True
-    parts = [text for part in listed(content) if isinstance(text := text_of(part), Located)]
-    return (tuple(parts), False) if parts else None
-
-
-def _text(value: Any) -> str | None:
-    return str(value) if isinstance(value, str) else None
+    return (event for event in read_events(items, label)
+            if event is not None and (event.whole or event.parts))

@@ -1,0 +1,233 @@
+"""Compaction of a saved session file, in bounded memory: measure, keep, rewrite.
+
+The rules are the library's (:func:`toolcap.core._compaction.plan_compaction`, the
+placeholder and the measure of :mod:`toolcap.adapters._compact`); what differs is
+that the file is never held whole. Three steps over the file:
+
+1. :func:`survey` reads every record once and keeps, per tool output, only what
+   the planning needs (its size, its placeholder's size, its turn, its tool, where
+   its record is): no content.
+2. :func:`keep_originals` reads back only the records of the outputs to mask and
+   stores their originals (and the long strings of their second copies); an
+   output that cannot be stored is planned around (:func:`plan`'s ``unavailable``).
+3. :func:`rewrite` copies the file through, rewriting only those records: every
+   other byte is copied as it was.
+
+Memory is the largest record plus a few dozen bytes per tool output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterator
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+from ..adapters._compact import CompactionSettings, content_size, original_of, placeholder_of
+from ..core._compaction import (
+    SAMPLE_REFERENCE,
+    Output,
+    Plan,
+    is_placeholder,
+    plan_compaction,
+    render_placeholder,
+)
+from ..core._errors import RepairError
+from ..core._utf8 import sanitize, utf8_size
+from ._jsonspan import Located
+from ._records import Record, read_records
+from ._repair import splice_pieces
+from ._session import ParsedRecord, parse_record
+
+__all__ = ["Keeper", "Measured", "Survey", "keep_originals", "plan", "rewrite", "survey"]
+
+Progress = Callable[[int], None]
+#: Stores bytes: ``(reference, None)`` or ``(None, why)`` (:meth:`toolcap.Policy.keep`).
+Keeper = Callable[[bytes, str], tuple[str | None, str | None]]
+
+_COPY_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What the survey keeps of one tool output: no content."""
+
+    where: str
+    tool: str
+    call_id: str | None
+    offset: int  # of its record
+    length: int
+    number: int
+    position: int  # among the outputs of its record
+    size: int
+    placeholder: int
+    masked: bool
+    turn: int
+
+
+@dataclass
+class Survey:
+    """The tool outputs of a session file, oldest first, and how it is written."""
+
+    lines: bool
+    outputs: list[Measured] = field(default_factory=list)
+    formats: list[str] = field(default_factory=list)
+    names: dict[str, str] = field(default_factory=dict)
+    #: A last line cut short (an agent stopped mid-write): left as it is, and said.
+    cut_short: str | None = None
+
+    def tool(self, output: Measured) -> str:
+        """Its tool, named by its call wherever in the file the call is."""
+        named = self.names.get(output.call_id) if output.call_id is not None else None
+        return named or output.tool
+
+
+def survey(stream: BinaryIO, *, lines: bool, progress: Progress | None = None) -> Survey:
+    """Read the whole file once; keep the measure of each output (see the module)."""
+    found = Survey(lines)
+    turn, answered, reached = 0, True, 0
+    for record in read_records(stream, lines=lines):
+        try:
+            parsed = parse_record(record, lines=lines)
+        except RepairError as error:
+            if not (lines and not record.complete and _at_end(stream)):
+                raise
+            found.cut_short = (f"{error}: the last line, cut short (the agent stopped in the "
+                               "middle of writing it?); left as it is")
+            break
+        found.names.update(parsed.calls)
+        position = 0
+        for event in parsed.events:
+            if event is None:
+                if answered:  # consecutive model records are one turn (Claude Code splits one)
+                    turn, answered = turn + 1, False
+                continue
+            answered = True
+            size = content_size(event.content)
+            if size is None:
+                continue
+            if event.format not in found.formats:
+                found.formats.append(event.format)
+            masked = is_placeholder(event.content)
+            tool = found.names.get(event.call_id or "") or event.tool
+            placeholder = 0 if masked else utf8_size(
+                placeholder_of(tool, event.content, SAMPLE_REFERENCE))
+            found.outputs.append(Measured(event.where, event.tool, event.call_id, record.offset,
+                                          len(record.data), record.number, position, size,
+                                          placeholder, masked, turn))
+            position += 1
+        if progress is not None:
+            progress(record.end - reached)
+            reached = record.end
+    return found
+
+
+def _at_end(stream: BinaryIO) -> bool:
+    return not stream.read(1)
+
+
+def plan(found: Survey, settings: CompactionSettings, *, exclude: Collection[str],
+         unavailable: Collection[int] = ()) -> Plan:
+    """The library's plan over the survey; a saved session's latest turn is protected by
+    ``keep_recent`` alone (its latest output may be the one that broke it)."""
+    outputs = [Output(o.size, o.turn, o.placeholder, o.masked, found.tool(o) in exclude)
+               for o in found.outputs]
+    return plan_compaction(outputs, trigger=settings.trigger, target=settings.target,
+                           keep_recent=settings.keep_recent, unavailable=frozenset(unavailable),
+                           latest_turn=False)
+
+
+@dataclass
+class Kept:
+    """The references of what :func:`keep_originals` stored, and what it could not."""
+
+    references: dict[int, str] = field(default_factory=dict)
+    copies: dict[tuple[int, int], str] = field(default_factory=dict)  # (offset, j) → reference
+    failures: dict[int, str] = field(default_factory=dict)
+    copy_failures: int = 0
+
+
+def keep_originals(stream: BinaryIO, found: Survey, mask: Collection[int], keeper: Keeper,
+                   kept: Kept, *, progress: Progress | None = None) -> None:
+    """Store the originals of the outputs in ``mask`` not stored yet, into ``kept``."""
+    todo = sorted(index for index in mask if index not in kept.references)
+    for record, group in _by_record(stream, found, todo):
+        outputs = record.outputs
+        for index in group:
+            output = outputs[found.outputs[index].position]
+            reference, why = keeper(original_of(output.content), found.tool(found.outputs[index]))
+            if reference is None:
+                kept.failures[index] = why or "the store failed"
+                continue
+            kept.references[index] = reference
+            for j, copy in enumerate(output.copies):
+                key = (record.record.offset, j)
+                if key not in kept.copies:
+                    reference, _ = keeper(sanitize(copy).encode("utf-8"), output.tool)
+                    if reference is None:
+                        kept.copy_failures += 1
+                    else:
+                        kept.copies[key] = reference
+        if progress is not None:
+            progress(len(record.record.data))
+
+
+def rewrite(stream: BinaryIO, found: Survey, mask: Collection[int], kept: Kept, *,
+            progress: Progress | None = None) -> Iterator[bytes]:
+    """The file, in pieces, with the masked outputs (those stored) replaced by their
+    placeholders; every other byte as it was."""
+    done = [index for index in sorted(mask) if index in kept.references]
+    at = 0
+    for record, group in _by_record(stream, found, done):
+        yield from _copy(stream, at, record.record.offset, progress)
+        outputs = record.outputs
+        edits: list[tuple[Located, str]] = []
+        copied: set[int] = set()  # the outputs of one record share its second copy
+        for index in group:
+            measured = found.outputs[index]
+            output = outputs[measured.position]
+            tool = found.tool(measured)
+            edits.append((output.content, placeholder_of(tool, output.content,
+                                                        kept.references[index])))
+            for j, copy in enumerate(output.copies):
+                reference = kept.copies.get((record.record.offset, j))
+                if reference is not None and j not in copied:
+                    copied.add(j)
+                    edits.append((copy, render_placeholder(
+                        tool=tool, size=utf8_size(copy), reference=reference, text=copy)))
+        text = record.text
+        for piece in splice_pieces(text, edits, ensure_ascii=text.isascii()):
+            yield piece.encode("utf-8")
+        at = record.record.end
+        if progress is not None:
+            progress(len(record.record.data))
+    yield from _copy(stream, at, None, progress)
+
+
+def _by_record(stream: BinaryIO, found: Survey,
+               indices: list[int]) -> Iterator[tuple[ParsedRecord, list[int]]]:
+    """Each record holding some of ``indices`` (sorted), read back and parsed once."""
+    start = 0
+    while start < len(indices):
+        first = found.outputs[indices[start]]
+        stop = start
+        while stop < len(indices) and found.outputs[indices[stop]].offset == first.offset:
+            stop += 1
+        stream.seek(first.offset)
+        record = Record(first.offset, stream.read(first.length), first.number)
+        yield parse_record(record, lines=found.lines), indices[start:stop]
+        start = stop
+
+
+def _copy(stream: BinaryIO, start: int, stop: int | None,
+          progress: Progress | None) -> Iterator[bytes]:
+    """The file's bytes from ``start`` to ``stop`` (the end if ``None``), in chunks."""
+    at = start
+    while stop is None or at < stop:
+        stream.seek(at)  # the reading of a record in between moved it
+        chunk = stream.read(_COPY_CHUNK if stop is None else min(_COPY_CHUNK, stop - at))
+        if not chunk:
+            return
+        yield chunk
+        at += len(chunk)
+        if progress is not None:
+            progress(len(chunk))

@@ -1,0 +1,338 @@
+"""``toolcap compact`` on the session files of real agents: Claude Code and Codex CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helpers import Toolcap
+from toolcap.sessions._jsonspan import parse_value
+from toolcap.sessions._repair import splice
+
+DATA = Path(__file__).parent.parent / "data" / "sessions"
+FIXTURES = ["claude_code.jsonl", "codex_rollout.jsonl", "codex_legacy.jsonl"]
+REFERENCE = re.compile(r"toolcap:[0-9a-f]{32}")
+FIVE_MB = 5 * 1024 * 1024
+
+
+def copy(name: str, where: Path) -> Path:
+    target = where / name
+    shutil.copyfile(DATA / name, target)
+    return target
+
+
+def huge_last_output(name: str) -> list[dict[str, Any]]:
+    """The call and the 5 MB output that broke the session, in the fixture's own shape."""
+    text = "".join(f"build line {n:07d}: ✓ compiled module {n % 977}\n" for n in range(120_000))
+    text = text[:FIVE_MB]
+    if name == "claude_code.jsonl":
+        return [
+            {"parentUuid": "x", "type": "assistant", "uuid": "u-call", "message": {
+                "role": "assistant", "content": [{"type": "tool_use", "id": "toolu_01Huge",
+                                                  "name": "Bash", "input": {"command": "make"}}]}},
+            {"parentUuid": "u-call", "type": "user", "uuid": "u-result", "message": {
+                "role": "user", "content": [{"tool_use_id": "toolu_01Huge", "type": "tool_result",
+                                             "content": text}]},
+             "toolUseResult": {"stdout": text, "stderr": "", "interrupted": False,
+                               "isImage": False}},
+        ]
+    call = {"type": "function_call", "name": "shell", "arguments": "{}", "call_id": "call_huge"}
+    output = {"type": "function_call_output", "call_id": "call_huge", "output": text}
+    if name == "codex_legacy.jsonl":
+        return [call, output]
+    return [{"timestamp": "t", "type": "response_item", "payload": call},
+            {"timestamp": "t", "type": "response_item", "payload": output}]
+
+
+def broken_session(name: str, where: Path) -> Path:
+    source = copy(name, where)
+    with source.open("a", encoding="utf-8") as stream:
+        for record in huge_last_output(name):
+            stream.write(json.dumps(record, ensure_ascii=False) + "\n")
+    return source
+
+
+def output_places(record: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """The path of each tool output and of each long string of its second copy."""
+    places: list[tuple[Any, ...]] = []
+    wrapped = record.get("type") == "response_item"
+    item = record.get("payload", {}) if wrapped else record
+    if item.get("type") in ("function_call_output", "custom_tool_call_output"):
+        places.append(("payload", "output") if wrapped else ("output",))
+    message = record.get("message")
+    if isinstance(message, dict) and isinstance(message.get("content"), list):
+        places += [("message", "content", index, "content")
+                   for index, block in enumerate(message["content"])
+                   if block.get("type") == "tool_result"]
+    if "toolUseResult" in record:
+        places += list(_long_strings(record["toolUseResult"], ("toolUseResult",)))
+    return places
+
+
+def _long_strings(value: Any, path: tuple[Any, ...]) -> Any:
+    if isinstance(value, str) and len(value.encode()) >= 1024:
+        yield path
+    elif isinstance(value, dict):
+        for key, inner in value.items():
+            yield from _long_strings(inner, (*path, key))
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            yield from _long_strings(inner, (*path, index))
+
+
+def _at(record: Any, path: tuple[Any, ...]) -> tuple[Any, Any]:
+    for key in path[:-1]:
+        record = record[key]
+    return record, path[-1]
+
+
+def stored_form(value: Any) -> bytes:
+    """What the store keeps of an output: a text's UTF-8, blocks as compact JSON."""
+    if isinstance(value, str):
+        return value.encode()
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def assert_compacted_faithfully(toolcap: Toolcap, before: bytes, after: bytes) -> int:
+    """Every line unchanged byte for byte, or the same record with outputs replaced by
+    placeholders whose references give the originals back byte for byte. Returns how
+    many outputs were replaced."""
+    old_lines, new_lines = before.split(b"\n"), after.split(b"\n")
+    assert len(old_lines) == len(new_lines)
+    replaced = 0
+    for old, new in zip(old_lines, new_lines, strict=True):
+        if old == new:
+            continue
+        old_record, new_record = json.loads(old), json.loads(new)
+        for path in output_places(old_record):
+            (old_place, old_key) = _at(old_record, path)
+            (new_place, new_key) = _at(new_record, path)
+            original, placeholder = old_place[old_key], new_place[new_key]
+            if original == placeholder:
+                continue
+            assert isinstance(placeholder, str)
+            assert placeholder.startswith("[toolcap: compacted ")
+            (reference,) = set(REFERENCE.findall(placeholder))
+            cat = toolcap("artifacts", "cat", reference)
+            assert cat.returncode == 0, cat.stderr
+            assert cat.stdout == stored_form(original)
+            new_place[new_key] = original
+            replaced += 1
+        assert new_record == old_record  # nothing else in the record changed
+    return replaced
+
+
+def total_outputs(toolcap: Toolcap, path: Path) -> str:
+    report = toolcap("compact", str(path), "--dry-run", "--target", "1GB")
+    return report.stdout.decode().splitlines()[-1].split(": ")[1].split(" → ")[0]
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+def test_a_session_broken_by_a_5mb_last_output_is_brought_within_budget(
+    toolcap: Toolcap, name: str
+) -> None:
+    source = broken_session(name, toolcap.home)
+    before = source.read_bytes()
+    result = toolcap("compact", str(source), "--target", "64KB", "--keep-recent", "8KB",
+                     "--in-place")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.decode().splitlines()
+    assert lines[-1] == f"updated {source} (backup: {source}.bak)"
+    assert lines[-2].startswith("compacted ")
+    assert (toolcap.home / f"{name}.bak").read_bytes() == before
+    after = source.read_bytes()
+    assert len(before) > FIVE_MB and len(after) < 100 * 1024
+    replaced = assert_compacted_faithfully(toolcap, before, after)
+    assert replaced >= 2
+    # Within budget: all tool outputs together now measure at most the target.
+    measured = total_outputs(toolcap, source)
+    number, unit = measured.split()
+    assert float(number) * {"B": 1, "KB": 1024}[unit] <= 64 * 1024
+    # Idempotent: compacting the result again changes nothing.
+    again = toolcap("compact", str(source), "--target", "64KB", "--keep-recent", "8KB",
+                    "--in-place")
+    assert again.returncode == 0
+    assert again.stdout.decode().splitlines()[-1] == f"{source} unchanged"
+    assert source.read_bytes() == after
+
+
+def test_claude_code_second_copy_shrinks_with_its_tool_result(toolcap: Toolcap) -> None:
+    source = copy("claude_code.jsonl", toolcap.home)
+    result = toolcap("compact", str(source), "--target", "4KB", "--keep-recent", "1KB",
+                     "-o", "out.jsonl")
+    assert result.returncode == 0, result.stderr
+    assert [line.split()[2] for line in result.stdout.decode().splitlines()[:3]] == [
+        "Read", "mcp__docs__fetch", "Bash"]
+    records = [json.loads(line) for line in (toolcap.home / "out.jsonl").read_text().splitlines()]
+    read = records[4]
+    assert read["toolUseResult"]["file"]["numLines"] == 220  # metadata kept
+    assert read["toolUseResult"]["file"]["content"].startswith("[toolcap: compacted Read")
+    assert read["toolUseResult"]["file"]["filePath"] == "/home/dev/app.log"
+    assert records[6]["toolUseResult"]["stdout"] == "a.txt\nb.txt — ok"  # small: not masked
+    assert records[10]["toolUseResult"].startswith("[toolcap: compacted Bash")
+    assert records[10]["message"]["content"][0]["is_error"] is True
+    assert_compacted_faithfully(toolcap, source.read_bytes(),
+                                (toolcap.home / "out.jsonl").read_bytes())
+
+
+def test_codex_names_and_formats_are_reported(toolcap: Toolcap) -> None:
+    rollout = toolcap("compact", str(DATA / "codex_rollout.jsonl"), "--target", "4KB",
+                      "--keep-recent", "1KB")
+    legacy = toolcap("compact", str(DATA / "codex_legacy.jsonl"), "--target", "4KB",
+                     "--keep-recent", "1KB")
+    lines = rollout.stdout.decode().splitlines()
+    assert [line.split()[2] for line in lines[:2]] == ["shell", "apply_patch"]
+    assert lines[-1].startswith("would compact 2 of 3 tool outputs: 20.0 KB → ")
+    assert lines[-1].endswith("[Codex CLI; JSON Lines]")
+    assert legacy.stdout.decode().splitlines()[-1].endswith("[OpenAI Responses; JSON Lines]")
+
+
+def test_exclude_tool_and_keep_recent_protect_outputs(toolcap: Toolcap) -> None:
+    source = str(DATA / "codex_rollout.jsonl")
+    excluded = toolcap("compact", source, "--target", "4KB", "--keep-recent", "1KB",
+                       "--exclude-tool", "shell")
+    assert [line.split()[2] for line in excluded.stdout.decode().splitlines()[:-1]] == [
+        "apply_patch"]
+    recent = toolcap("compact", source, "--target", "4KB", "--keep-recent", "8KB")
+    assert [line.split()[2] for line in recent.stdout.decode().splitlines()[:-1]] == ["shell"]
+
+
+def test_dry_run_and_report_write_nothing_not_even_the_store(toolcap: Toolcap) -> None:
+    source = copy("claude_code.jsonl", toolcap.home)
+    before = source.read_bytes()
+    for extra in ([], ["--dry-run", "--in-place"], ["--dry-run", "-o", "x.jsonl"]):
+        result = toolcap("compact", str(source), "--target", "4KB", "--keep-recent", "1KB",
+                         *extra)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.decode().splitlines()[-1].startswith("would compact 3 of 5 ")
+        assert "(not written)" in result.stdout.decode()
+    assert source.read_bytes() == before
+    assert sorted(os.listdir(toolcap.home)) == ["claude_code.jsonl"]
+
+
+def test_a_store_that_fails_masks_nothing_and_loses_nothing(toolcap: Toolcap) -> None:
+    source = copy("codex_rollout.jsonl", toolcap.home)
+    before = source.read_bytes()
+    (toolcap.home / "a-file").write_text("not a directory")
+    broken = {"TOOLCAP_ARTIFACTS": str(toolcap.home / "a-file" / "store")}
+    result = toolcap("compact", str(source), "--target", "4KB", "--keep-recent", "1KB",
+                     "--in-place", env=broken)
+    assert result.returncode == 1
+    error = result.stderr.decode()
+    assert error.count("\n") == 1
+    assert error.startswith("toolcap: not masked: 2 tool output(s) whose original could not be "
+                            "stored (") and "nothing lost" in error
+    assert result.stdout.decode().splitlines()[-2].startswith("compacted 0 of 3")
+    assert source.read_bytes() == before
+    assert not (toolcap.home / "codex_rollout.jsonl.bak").exists()
+
+
+def test_a_last_line_cut_short_is_left_as_it_is_and_said(toolcap: Toolcap) -> None:
+    source = copy("codex_rollout.jsonl", toolcap.home)
+    with source.open("ab") as stream:  # the agent died in the middle of a write
+        stream.write(b'{"timestamp":"t","type":"response_item","payload":{"type":"func')
+    before = source.read_bytes()
+    result = toolcap("compact", str(source), "--target", "4KB", "-o", "out.jsonl")
+    assert result.returncode == 0, result.stderr
+    said = [line for line in result.stdout.decode().splitlines() if "line 15" in line]
+    assert len(said) == 1 and "cut short" in said[0] and "left as it is" in said[0]
+    out = (toolcap.home / "out.jsonl").read_bytes()
+    assert out.endswith(before[before.rindex(b"\n"):])
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (b'{"hello": 1}', "not a conversation"),
+    (b'{"type":"user"}\n{"type": nope}\n{"type":"user"}\n', "line 2, column 10"),
+    (b'[{"role": "user"}, 7 8]', "expected ',' or ']'"),
+    (b'{"a":1}\n\xff\n', "invalid UTF-8"),
+])
+def test_bad_input_is_a_one_line_error_naming_the_place(
+    toolcap: Toolcap, content: bytes, message: str
+) -> None:
+    (toolcap.home / "bad.json").write_bytes(content)
+    result = toolcap("compact", "bad.json", "--target", "1KB", "--in-place")
+    assert result.returncode == 2
+    error = result.stderr.decode()
+    assert error.count("\n") == 1 and message in error and "Traceback" not in error
+    assert (toolcap.home / "bad.json").read_bytes() == content
+
+
+def test_a_target_above_the_trigger_is_a_usage_error(toolcap: Toolcap) -> None:
+    result = toolcap("compact", str(DATA / "codex_rollout.jsonl"), "--target", "2MB",
+                     "--trigger", "1MB")
+    assert result.returncode == 2
+    assert b"--target" in result.stderr and result.stderr.count(b"\n") == 1
+
+
+def test_a_large_session_is_compacted_in_bounded_memory(toolcap: Toolcap) -> None:
+    """About 96 MB of records of up to 1 MB: the peak RSS stays far below the file."""
+    source = toolcap.home / "big.jsonl"
+    block = "".join(f"log line {n:06d} — status ok\n" for n in range(4000))
+    with source.open("w", encoding="utf-8") as stream:
+        for n in range(400):
+            stream.write(json.dumps({"type": "response_item", "payload": {
+                "type": "function_call", "name": "shell", "arguments": "{}",
+                "call_id": f"c{n}"}}) + "\n")
+            stream.write(json.dumps({"type": "response_item", "payload": {
+                "type": "function_call_output", "call_id": f"c{n}",
+                "output": block * (1 + n % 4)}}) + "\n")
+    size = source.stat().st_size
+    assert size > 90 << 20
+    measure = ("import resource, subprocess, sys; "
+               "status = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode; "
+               "print(status, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    toolcap_path = shutil.which("toolcap", path=str(Path(sys.executable).parent))
+    assert toolcap_path is not None
+    result = subprocess.run(
+        [sys.executable, "-c", measure, toolcap_path, "compact", str(source), "--target",
+         "1MB", "-o", str(toolcap.home / "out.jsonl")],
+        capture_output=True, env=toolcap.env, timeout=600, check=False)
+    status, peak_kb = result.stdout.decode().split()
+    assert status == "0", result.stderr
+    assert int(peak_kb) * 1024 < size / 2, f"peak RSS {int(peak_kb) >> 10} MB for {size >> 20} MB"
+    assert (toolcap.home / "out.jsonl").stat().st_size < 4 << 20
+
+
+def _content_places(document: Any, name: str) -> list[tuple[Any, str]]:
+    items = document["input"] if name == "responses.json" else document
+    places = []
+    for item in items:
+        if item.get("type") == "function_call_output":
+            places.append((item, "output"))
+        elif item.get("role") == "tool":
+            places.append((item, "content"))
+        elif item.get("role") == "user" and isinstance(item.get("content"), list):
+            places += [(block, "content") for block in item["content"]
+                       if block.get("type") == "tool_result"]
+    return places
+
+
+@pytest.mark.parametrize("name", ["responses.json", "anthropic.json", "chat.json"])
+def test_a_single_json_document_is_compacted_by_its_elements(toolcap: Toolcap, name: str) -> None:
+    source = toolcap.home / name
+    shutil.copyfile(DATA.parent / "repair" / name, source)
+    result = toolcap("compact", str(source), "--target", "2KB", "--keep-recent", "1KB",
+                     "-o", "out.json")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.decode().splitlines()[-2].endswith("; JSON]")
+    before, after = source.read_text(), (toolcap.home / "out.json").read_text()
+    located, _ = parse_value(before, 0)
+    new = json.loads(after)
+    edits = []
+    for (old_place, key), (new_place, _) in zip(_content_places(located, name),
+                                                _content_places(new, name), strict=True):
+        if new_place[key] != old_place[key]:
+            (reference,) = set(REFERENCE.findall(new_place[key]))
+            assert toolcap("artifacts", "cat", reference).stdout == stored_form(old_place[key])
+            edits.append((old_place[key], new_place[key]))
+    assert len(edits) >= 2
+    # Every other byte is the original's: the file is the original with those values replaced.
+    assert after == splice(before, edits, ensure_ascii=before.isascii())
