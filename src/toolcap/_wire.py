@@ -2,31 +2,41 @@
 
 The model-facing caps bound the UTF-8 text; the wire budget bounds its JSON
 serialization (escapes included) on the pipe. One function does the step for
-every writer (the MCP adapter and so the proxy, ``toolcap cap --json``):
-project the texts, keep the whole original once when the projection dropped
-anything, and project again with a marker naming it.
+every writer (the MCP adapter and so the proxy, ``toolcap cap --json``).
+
+The rule that keeps one truthful marker: a text the wire must cut is cut again
+*from its original*, by the same cut the caps made (the tool's strategy,
+marker and line snapping, or by structure for a JSON document), to the largest
+size whose JSON fits the text's share of the budget and that is no longer than
+what the caps delivered. So whatever caps applied, the model sees one marker
+with the original's true size and what is really kept, naming the artifact once,
+and never a marker inside a marker.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ._config import ToolPolicy
 from ._diagnostics import observe
 from ._finalize import Policy
 from ._notice import emit_notice, notice_line
-from .core._json import (
-    DEFAULT_WIRE_MARKER,
-    TEXT_BLOCK_OVERHEAD,
-    project_json_blocks,
-    project_json_text,
-    wire_marker,
-)
-from .core._jsoncut import cut_json
+from .core._cut import CapResult
+from .core._json import block_shares, project_json_blocks, refit_json
+from .core._jsoncut import cut_by_format, cut_json
+from .core._jsonsize import measure
+from .core._marker import SHORT_MARKER
 from .core._refs import reference_for
 from .core._utf8 import decode, sanitize, utf8_size
 
-__all__ = ["WireFit", "blocks_fit", "fit_wire"]
+__all__ = ["Source", "WireFit", "blocks_fit", "fit_wire", "held_source"]
+
+#: Cuts one text's original again: ``source(limit, wire, reference)`` is the cut
+#: to ``limit`` UTF-8 bytes, or with ``wire`` the cut by structure to ``limit``
+#: JSON-escaped bytes (``None`` when the original is not a JSON document), its
+#: marker naming ``reference``.
+Source = Callable[[int, bool, "str | None"], "CapResult | None"]
 
 
 @dataclass(frozen=True)
@@ -58,8 +68,25 @@ def blocks_fit(overheads: Sequence[int], budget: int) -> bool:
     """
     if len(overheads) <= 1:
         return True
-    empty = project_json_blocks([""] * len(overheads), budget, overheads=overheads)
-    return len(empty) == len(overheads)
+    return block_shares([""] * len(overheads), budget, overheads=overheads) is not None
+
+
+def held_source(policy: ToolPolicy, original: str | bytes) -> Source:
+    """The :data:`Source` of an original held in memory: the seam's own cut of it."""
+    text = decode(original) if isinstance(original, bytes) else sanitize(original)
+    size = len(original) if isinstance(original, bytes) else None
+
+    def source(limit: int, wire: bool, reference: str | None) -> CapResult | None:
+        if wire:
+            if policy.format == "text":
+                return None
+            return cut_json(text, limit, format=policy.format, strategy=policy.strategy,
+                            head_ratio=policy.head_ratio, marker=policy.marker,
+                            reference=reference, wire=True, original_bytes=size)
+        return cut_by_format(original, limit, text=text, reference=reference,
+                             **policy.cut_options)
+
+    return source
 
 
 def fit_wire(
@@ -74,85 +101,98 @@ def fit_wire(
     original_bytes: int | None = None,
     call_id: str | None = None,
     io: bool = True,
+    sources: Sequence[Source] | None = None,
 ) -> WireFit:
     """Fit the JSON of ``texts`` into ``budget`` bytes: a ``str`` is one JSON string,
     a sequence the texts of an array of text blocks (``overheads`` as for
     :func:`project_json_blocks`).
 
-    ``whole`` is the response's full original (its parts joined by newlines;
-    ``bytes`` are kept as they are), or ``None`` when it is not held (a
-    stream): then only a single
-    reference in ``known`` can name it. ``known`` are the references already
-    stored for this response; when the whole is among them it is not stored
-    again. ``original_bytes`` is the size the notice reports (default: the
-    UTF-8 size of ``texts``). With ``io`` the step stores, prints the notice
-    line and records the diagnostics; without, it only computes.
+    ``sources`` (one per text) cut each text's original again; by default each
+    text is its own original. A text that does not fit its share is replaced by
+    its source's cut (see the module doc). ``whole`` is the response's full
+    original (its parts joined by newlines; ``bytes`` are kept as they are), or
+    ``None`` when it is not held (a stream): then only a single reference in
+    ``known`` can name it. ``known`` are the references already stored for this
+    response; when the whole is among them it is not stored again.
+    ``original_bytes`` is the size the notice reports (default: the UTF-8 size
+    of ``texts``). With ``io`` the step stores, prints the notice line and
+    records the diagnostics; without, it only computes.
     """
-    parts: Sequence[str] = [texts] if isinstance(texts, str) else texts
-
-    wire_cut = policy.for_tool(tool).wire_cut  # the tool's strategy reaches the wire
-
-    def project(marker: str = DEFAULT_WIRE_MARKER) -> list[str]:
-        if isinstance(texts, str):
-            return [project_json_text(texts, budget, marker=marker, policy=wire_cut)]
-        return project_json_blocks(texts, budget, overheads=overheads, marker=marker,
-                                   policy=wire_cut)
-
-    projected = project()
-    collapsed = len(projected) != len(parts)
-    cut = [i for i, text in enumerate(parts) if collapsed or projected[i] is not text]
+    parts: list[str] = [texts] if isinstance(texts, str) else list(texts)
+    if isinstance(texts, str):
+        room = budget - 2
+        size = room + 1 if len(texts) > room else measure(texts).json
+        planned: tuple[list[int], list[int]] | None = ([size], [room])
+    else:
+        planned = block_shares(parts, budget, overheads=overheads)
+    if planned is None:  # not even the empty blocks fit: one block says so
+        reference, stored = _keep(policy, tool, whole, known, io)
+        projected = project_json_blocks(parts, budget, overheads=overheads)
+        _report(policy, tool, parts, projected, range(len(projected)), reference, budget,
+                original_bytes, call_id, io)
+        return WireFit(projected, True, reference, stored)
+    sizes, shares = planned
+    cut = [i for i, (size, share) in enumerate(zip(sizes, shares, strict=True)) if share < size]
     if not cut:
-        return WireFit(list(parts), False)
+        return WireFit(parts, False)
     reference, stored = _keep(policy, tool, whole, known, io)
-    structural = _json_fit(policy, tool, texts, budget, overheads, whole, reference)
-    if structural is not None:
-        projected = structural
-    elif reference is not None and not collapsed:
-        projected = project(wire_marker([reference]))
-    if io:
-        for index in range(len(projected)) if collapsed else cut:
-            observe("wire_projection", "content", projected[index], tool=tool, call_id=call_id,
-                    artifacts=(reference,) if reference else (), changed=True,
-                    wire_budget=budget)
-        original = sum(map(utf8_size, parts)) if original_bytes is None else original_bytes
-        kept = sum(map(utf8_size, projected))
-        emit_notice(notice_line(tool, min(kept, original), original, "wire_budget"),
-                    to_stderr=policy.notices)
+    tool_policy = policy.for_tool(tool)
+    if sources is None:
+        sources = [held_source(tool_policy, part) for part in parts]
+    projected = list(parts)
+    carry = 0  # bytes a cut could not use go to the next one
+    for index in cut:
+        allowed = shares[index] + carry
+        text = _recut(sources[index], utf8_size(parts[index]), allowed, reference)
+        projected[index] = text
+        carry = allowed - measure(text).json
+    _report(policy, tool, parts, projected, cut, reference, budget, original_bytes, call_id, io)
     return WireFit(projected, True, reference, stored)
 
 
-def _json_fit(
+def _recut(source: Source, utf8_limit: int, json_limit: int, reference: str | None) -> str:
+    """One text cut again from its original: within ``utf8_limit`` UTF-8 bytes (what
+    the caps delivered) and ``json_limit`` JSON bytes (quotes excluded); never empty
+    while a short marker fits."""
+    document = source(min(utf8_limit, json_limit), True, reference)
+    if document is not None:
+        text = document.text
+    else:
+        def cut_to(limit: int) -> str:
+            result = source(limit, False, reference)
+            assert result is not None
+            return result.text
+
+        text = refit_json(cut_to, utf8_limit, json_limit)
+    if not text.strip():
+        # An empty text block is refused by some model APIs: say at least that it is cut.
+        text = next((short for short in (SHORT_MARKER, "…") if measure(short).json <= json_limit
+                     and utf8_size(short) <= utf8_limit), text)
+    return text
+
+
+def _report(
     policy: Policy,
     tool: str,
-    texts: str | Sequence[str],
-    budget: int,
-    overheads: Sequence[int] | None,
-    whole: str | bytes | None,
+    parts: Sequence[str],
+    projected: Sequence[str],
+    changed: Sequence[int] | range,
     reference: str | None,
-) -> list[str] | None:
-    """A single text whose original is a JSON document, cut by structure on the wire.
-
-    Cut from the original (so the notes' pointers name the original), in
-    JSON-escaped bytes, to no more than the caps already allowed (escapes only
-    add bytes, so the UTF-8 bound holds too). ``None`` when this does not apply:
-    several texts, the original not held, or not a document.
-    """
-    tool_policy = policy.for_tool(tool)
-    if whole is None or tool_policy.format == "text":
-        return None
-    if isinstance(texts, str):
-        single, room = texts, budget - 2
-    elif len(texts) == 1:
-        overhead = overheads[0] if overheads else TEXT_BLOCK_OVERHEAD
-        single, room = texts[0], budget - 4 - overhead  # brackets and quotes
-    else:
-        return None
-    source = decode(whole) if isinstance(whole, bytes) else sanitize(whole)
-    result = cut_json(source, min(room, utf8_size(single)), format=tool_policy.format,
-                      strategy=tool_policy.strategy, head_ratio=tool_policy.head_ratio,
-                      marker=tool_policy.marker, reference=reference, wire=True,
-                      original_bytes=len(whole) if isinstance(whole, bytes) else None)
-    return None if result is None else [result.text]
+    budget: int,
+    original_bytes: int | None,
+    call_id: str | None,
+    io: bool,
+) -> None:
+    """The diagnostics and the notice line of a wire cut."""
+    if not io:
+        return
+    for index in changed:
+        observe("wire_projection", "content", projected[index], tool=tool, call_id=call_id,
+                artifacts=(reference,) if reference else (), changed=True, wire_budget=budget)
+    original = sum(map(utf8_size, parts)) if original_bytes is None else original_bytes
+    kept = sum(map(utf8_size, projected))
+    emit_notice(notice_line(tool, min(kept, original), original, "wire_budget"),
+                to_stderr=policy.notices)
 
 
 def _keep(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shlex
 import subprocess
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from helpers import PYTHON, TOOLCAP, Toolcap, assert_golden, reference_of
-from toolcap import cap_text
+from toolcap import cap_text, human_size
 from toolcap.core._refs import format_ref
 
 MB = 1024 * 1024
@@ -233,3 +234,17 @@ def test_a_reader_that_goes_away_is_not_an_error(toolcap: Toolcap) -> None:
     assert cap.wait(timeout=60) == 0
     assert cap.stderr.read() == b""
     producer.wait()
+
+
+def test_cap_json_cut_by_the_limit_and_the_wire_has_one_true_marker(toolcap: Toolcap) -> None:
+    data = b"".join(b'+\t"line %d" \\ of a diff\n' % i for i in range(200_000))
+    result = toolcap("cap", "--json", "--limit", "64KB", input=data)
+    document = json.loads(result.stdout)
+    text = document["text"]
+    assert len(result.stdout) <= 64 * 1024 + 300  # the text field fits the wire budget
+    assert text.count("[toolcap:") == 1
+    assert f"of {human_size(len(data))}; full output: {reference_of(data)}." in text
+    head, _, rest = text.partition("\n[toolcap:")
+    tail = rest.partition("]\n")[2]
+    assert data.startswith(head.encode() + b"\n") and data.endswith(b"\n" + tail.encode())
+    assert f"kept {human_size(len(head.encode()) + len(tail.encode()))} of" in text

@@ -230,6 +230,7 @@ def test_the_tools_strategy_reaches_the_wire_cut() -> None:
     (block,) = bounded.result["content"]
     assert json_bytes(block["text"]) <= 8 * KB
     assert block["text"].startswith("row 00000\n")
-    assert block["text"].endswith("wire limit; full text kept as "
-                                  f"{reference_of(original.encode())}]\n")  # a head, no tail
+    # A head, no tail, under the tool's own marker naming the original.
+    assert block["text"].endswith(f"full output: {reference_of(original.encode())}. Narrow"
+                                  " the query (a filter, a range, a search) to see the rest.]")
 

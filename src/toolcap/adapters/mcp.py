@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from .._finalize import FinalizedResponse, Policy, ToolResponse
-from .._wire import blocks_fit, fit_wire
+from .._wire import Source, blocks_fit, fit_wire, held_source
 from ..core._default import DEFAULT, Default
 from ..core._json import dumps, json_size
 from ..core._media import Media, media_of, not_sent_note, resource_media
@@ -168,7 +168,8 @@ class _Bounder:
         if self.wire_budget is not None:
             fit = fit_wire(self.policy, self.tool, texts, self.wire_budget, whole=whole,
                            known=final.artifacts or (), overheads=overheads,
-                           original_bytes=final.original_bytes, call_id=self.call_id)
+                           original_bytes=final.original_bytes, call_id=self.call_id,
+                           sources=self.sources(final, originals))
             if fit.changed:
                 self.changed = True
                 self.record(fit.reference)
@@ -195,10 +196,19 @@ class _Bounder:
             return probe.capped_by is not None, False
         fit = fit_wire(self.policy, self.tool, list(probe.parts or originals), self.wire_budget,
                        whole=None, known=[_STAND_IN], overheads=_kept(probe, overheads),
-                       io=False)
+                       io=False, sources=self.sources(probe, originals))
         if fit.changed and not any(_STAND_IN in text for text in fit.texts):
             return True, True
         return probe.capped_by is not None or fit.changed, False
+
+    def sources(self, final: FinalizedResponse, originals: list[str]) -> list[Source]:
+        """Per delivered part, its original, for a wire cut made from it (a part a
+        collapse made of several stands for them joined)."""
+        if final.merged is not None:
+            start, end = final.merged
+            originals = [*originals[:start], "\n".join(originals[start:end]), *originals[end:]]
+        tool_policy = self.policy.for_tool(self.tool)
+        return [held_source(tool_policy, original) for original in originals]
 
     def keep_whole(self, whole: str) -> tuple[str, ...] | None:
         """Store the whole response once, before a cut, so that every marker names it.

@@ -14,8 +14,8 @@ from typing import IO, Any
 
 from .._finalize import Policy
 from .._notice import emit_notice
-from .._wire import fit_wire
-from ..core._cut import STRATEGIES, check_head_ratio
+from .._wire import Source, fit_wire
+from ..core._cut import STRATEGIES, CapResult, check_head_ratio
 from ..core._json import dumps
 from ..core._sizes import parse_limit
 from ..core._utf8 import decode, utf8_size
@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         source.close()
     outcome = stream.close()
     if args.json:
-        out.write(_json_document(outcome, policy, args.tool))
+        out.write(_json_document(outcome, policy, args.tool, stream))
         out.flush()
         line = outcome.notice(args.tool)
         if line is not None:
@@ -92,17 +92,24 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _json_document(outcome: StreamOutcome, policy: Policy, tool: str) -> bytes:
+def _json_document(outcome: StreamOutcome, policy: Policy, tool: str, stream: CapStream) -> bytes:
     """The outcome as one JSON line; its text field fits the wire budget once serialized."""
     text = decode(outcome.output)
     wire_budget = policy.config.wire_budget
     sent, reference = text, outcome.reference
     if wire_budget is not None:
         # A stream that fit was held whole: then it is the original the step keeps.
+        sources: list[Source] | None = None
+        if outcome.truncated and outcome.capped_by != "binary":
+            # Cut again from the stream (its held head and tail), not from the cut.
+            def recut(limit: int, wire: bool, ref: str | None) -> CapResult | None:
+                return None if wire else stream.cutter.recut(limit, ref)
+
+            sources = [recut]
         fit = fit_wire(policy, tool, text, wire_budget,
                        whole=None if outcome.truncated else outcome.output,
                        known=[reference] if reference else [],
-                       original_bytes=outcome.original_bytes)
+                       original_bytes=outcome.original_bytes, sources=sources)
         (sent,) = fit.texts
         reference = fit.reference if fit.changed else reference
     artifacts: list[str] | None = None

@@ -12,7 +12,7 @@ Everything here is pure: no I/O, no global state.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from ._allocate import water_fill
@@ -29,10 +29,12 @@ __all__ = [
     "DEFAULT_WIRE_MARKER",
     "TEXT_BLOCK_OVERHEAD",
     "WIRE_CUT",
+    "block_shares",
     "dumps",
     "json_size",
     "project_json_blocks",
     "project_json_text",
+    "refit_json",
     "wire_marker",
 ]
 
@@ -79,6 +81,10 @@ TEXT_BLOCK_OVERHEAD = 23
 
 # Used instead of the full marker, in this order, when the budget cannot hold it.
 _SHORT_MARKERS = (SHORT_MARKER, "…", "")
+# How many cuts refit_json tries before its last resort; and the most JSON bytes
+# one UTF-8 byte can become (a control character as \u00XX).
+_REFIT_TRIES = 8
+_MAX_JSON_PER_BYTE = 6
 
 
 def _render(template: str, omitted: int, original: int, budget: int) -> str:
@@ -226,26 +232,16 @@ def project_json_blocks(
     ``text``); pass it when the blocks carry more fields. Raises ``ValueError``
     when the budget cannot hold even one empty block.
     """
-    n = len(texts)
-    if overheads is None:
-        overheads = [TEXT_BLOCK_OVERHEAD] * n
-    elif len(overheads) != n:
-        raise ValueError(f"{len(overheads)} overheads for {n} blocks")
-    if n == 0:
+    if not texts:
         if budget < 2:
             raise ValueError(f"an empty JSON array needs 2 bytes, got a budget of {budget}")
         return []
-    fixed = 2 + (n - 1) + sum(overheads) + 2 * n  # brackets, commas, wrappers, quotes
-    if fixed > budget:
+    planned = block_shares(texts, budget, overheads=overheads)
+    if planned is None:
         return [_collapse(texts, budget)]
-    room = budget - fixed
-    # A text longer (in code points) than the room is cut whatever its exact
-    # size, and water-fill gives it the same share for any size above the room:
-    # so it is not measured.
-    sizes = [room + 1 if len(t) > room else measure(t).json for t in texts]
-    if sum(sizes) <= room:
+    sizes, shares = planned
+    if all(share >= size for share, size in zip(shares, sizes, strict=True)):
         return list(texts)
-    shares = water_fill(sizes, room)
     out: list[str] = []
     carry = 0
     for text, size, share in zip(texts, sizes, shares, strict=True):
@@ -257,6 +253,56 @@ def project_json_blocks(
         carry = allowed - (json_size(cut) - 2)
         out.append(cut)
     return out
+
+
+def block_shares(
+    texts: Sequence[str], budget: int, *, overheads: Sequence[int] | None = None
+) -> tuple[list[int], list[int]] | None:
+    """How an array of text blocks shares ``budget`` JSON bytes: ``(sizes, shares)``.
+
+    Per text, its JSON bytes (quotes excluded; a text longer in code points
+    than the whole room counts as the room plus one, unmeasured) and the bytes
+    it may take: water-fill of the room the structure leaves, so the largest
+    are cut to a common level and small ones stay whole. ``None`` when even the
+    structure with empty texts exceeds the budget. ``overheads`` as for
+    :func:`project_json_blocks`.
+    """
+    n = len(texts)
+    if overheads is None:
+        overheads = [TEXT_BLOCK_OVERHEAD] * n
+    elif len(overheads) != n:
+        raise ValueError(f"{len(overheads)} overheads for {n} blocks")
+    fixed = 2 + max(n - 1, 0) + sum(overheads) + 2 * n  # brackets, commas, wrappers, quotes
+    if fixed > budget:
+        return None
+    room = budget - fixed
+    # A text longer (in code points) than the room is cut whatever its exact
+    # size, and water-fill gives it the same share for any size above the room:
+    # so it is not measured.
+    sizes = [room + 1 if len(t) > room else measure(t).json for t in texts]
+    return sizes, (list(sizes) if sum(sizes) <= room else water_fill(sizes, room))
+
+
+def refit_json(cut_to: Callable[[int], str], utf8_limit: int, json_limit: int) -> str:
+    """A cut of an original (``cut_to(limit)``: the text cut to ``limit`` UTF-8
+    bytes) whose JSON string fits ``json_limit`` bytes (quotes excluded).
+
+    The cut to the largest limit, at most ``utf8_limit``, that fits: so the text
+    keeps the cut's own rules (its marker, whole lines) instead of being cut a
+    second time. Each JSON byte over is at least one UTF-8 byte to give up, so a
+    few tries settle it; the last resort, a sixth of the JSON limit, always fits
+    (no UTF-8 byte is more than 6 JSON bytes).
+    """
+    limit = min(utf8_limit, json_limit)
+    for _ in range(_REFIT_TRIES):
+        text = cut_to(limit)
+        over = measure(text).json - json_limit
+        if over <= 0:
+            return text
+        limit -= over
+        if limit <= 0:
+            break
+    return cut_to(max(0, json_limit // _MAX_JSON_PER_BYTE))
 
 
 def _collapse(texts: Sequence[str], budget: int) -> str:

@@ -230,6 +230,11 @@ class StreamCutter:
         assert self.ceiling is not None
         return self._cut(self.ceiling, reference), "batch_ceiling"
 
+    def recut(self, limit: int, reference: str | None) -> CapResult:
+        """The closed stream cut again, to ``limit`` no more than the limit it was
+        cut to (what it holds suffices): the wire step's cut from the original."""
+        return self._cut(limit, reference)
+
     def _cut(self, limit: int, reference: str | None) -> CapResult:
         # Replaced invalid bytes grow; a cut never delivers more than it received.
         limit = min(limit, self.total)
