@@ -80,7 +80,9 @@ def test_two_300000_byte_blocks_share_the_wire_budget_in_order(client: Client) -
     assert texts[2] == "short tail block"
     assert all(json_bytes(text) <= BUDGET for text in texts)
     assert json_bytes(blocks) <= BUDGET
-    assert abs(json_bytes(texts[0]) - json_bytes(texts[1])) <= 8
+    # Equal shares; each cut keeps whole lines, so they differ by less than a line.
+    line = json_bytes("b0 0000000 the quick brown fox jumps over the lazy dog\n")
+    assert abs(json_bytes(texts[0]) - json_bytes(texts[1])) <= line
 
 
 def test_a_result_within_the_wire_budget_is_untouched(client: Client) -> None:
