@@ -21,11 +21,13 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from ._keep import DEFAULT_SHARE, check_share, compiled_keep_lines, keep_lines
 from ._trust import REDIRECTING_KEYS, read_regular_file, trust_state, user_config_file
 from .core._cut import Strategy, check_head_ratio, check_strategy
 from .core._errors import ConfigError
 from .core._errors import shown as _shown
 from .core._jsondoc import Format, check_format
+from .core._keeplines import KeepLines
 from .core._marker import Marker
 from .core._pressure import parse_window
 from .core._sizes import Limit, parse_limit
@@ -53,6 +55,14 @@ class ToolPolicy:
     marker: Marker = field(default_factory=Marker)
     spill: bool = True
     format: Format = "auto"
+    #: Patterns of the lines a cut keeps from its elided part; ``None``: the built-in set.
+    keep_lines: tuple[str, ...] | None = None
+    keep_lines_share: float = DEFAULT_SHARE
+
+    @property
+    def keep(self) -> KeepLines:
+        """``keep_lines`` and ``keep_lines_share``, compiled (once per distinct value)."""
+        return compiled_keep_lines(self.keep_lines, self.keep_lines_share)
 
     @property
     def wire_cut(self) -> CutPolicy:
@@ -62,8 +72,13 @@ class ToolPolicy:
     @property
     def cut_options(self) -> dict[str, Any]:
         """The keyword arguments of :func:`toolcap.core._jsoncut.cut_by_format` it sets."""
-        return {"format": self.format, "strategy": self.strategy,
-                "head_ratio": self.head_ratio, "marker": self.marker}
+        return {"format": self.format, **self.text_cut_options}
+
+    @property
+    def text_cut_options(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`toolcap.core._cut.cut` it sets."""
+        return {"strategy": self.strategy, "head_ratio": self.head_ratio,
+                "marker": self.marker, "keep_lines": self.keep}
 
 
 @dataclass(frozen=True)
@@ -224,6 +239,12 @@ def _parse_tool_key(key: str, value: object, where: str, file: str | None) -> ob
         return _boolean(value, where, file)
     if key == "format":
         return check_format(value, key=where, file=file)
+    if key == "keep_lines":
+        patterns = _string_list(value, where, file)
+        keep_lines(patterns, key=where, file=file)  # a bad pattern is told when loading
+        return patterns
+    if key == "keep_lines_share":
+        return check_share(value, key=where, file=file)
     raise ConfigError(f"unknown key {key!r}{_known(_TOOL_KEYS)}", key=where, file=file)
 
 
@@ -231,6 +252,12 @@ def _string(value: object, key: str, file: str | None) -> str:
     if not isinstance(value, str):
         raise ConfigError(f"expected a string, got {_shown(value)}", key=key, file=file)
     return value
+
+
+def _string_list(value: object, key: str, file: str | None) -> tuple[str, ...]:
+    if isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value):
+        return tuple(value)
+    raise ConfigError(f"expected a list of strings, got {_shown(value)}", key=key, file=file)
 
 
 def _boolean(value: object, key: str, file: str | None) -> bool:

@@ -284,8 +284,8 @@ class Policy:
                                               policy.head_ratio)
         reference = self._spill_once(work, (first, last), io)
         middle = work.originals[first] if last == first + 1 else "\n".join(work.whole[first:last])
-        result = cut(middle, budget - whole_bytes, strategy=policy.strategy,
-                     head_ratio=policy.head_ratio, marker=policy.marker, reference=reference)
+        result = cut(middle, budget - whole_bytes, reference=reference,
+                     **policy.text_cut_options)
         work.parts[first:last] = [result.text]
         work.sizes[first:last] = [result.kept_bytes]
         work.merged = (first, last)

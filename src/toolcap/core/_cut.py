@@ -7,10 +7,19 @@ input, so a stream can keep just the slices and be cut the same way.
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import AnyStr
 
+from ._keeplines import (
+    DEFAULT_KEEP_LINES,
+    KeepLines,
+    MiddleLines,
+    render_kept,
+    select_kept,
+    whole_middle,
+)
 from ._marker import SHORT_MARKER, Marker
 from ._refs import REFERENCE_LENGTH
 from ._sizes import MIN_LIMIT, parse_limit
@@ -30,6 +39,7 @@ __all__ = [
     "CutPlan",
     "Strategy",
     "assemble",
+    "assemble_keeping",
     "cap_text",
     "check_head_ratio",
     "check_strategy",
@@ -68,6 +78,7 @@ class CutPlan:
     tail: int
     marker: Marker
     strategy: Strategy
+    head_ratio: float = 0.2
 
 
 def plan_cut(
@@ -103,9 +114,9 @@ def _plan(
     separators = 2 if strategy == "head_tail" else 1
     content = limit - marker.reserve(reference_length) - separators
     if content <= 0:
-        return CutPlan(0, 0, marker, strategy)
+        return CutPlan(0, 0, marker, strategy, head_ratio)
     head, tail = split_content(content, strategy, head_ratio)
-    return CutPlan(head, tail, marker, strategy)
+    return CutPlan(head, tail, marker, strategy, head_ratio)
 
 
 def assemble(
@@ -128,14 +139,7 @@ def assemble(
     """
     if plan.head == 0 and plan.tail == 0:
         return _fallback(original_bytes, limit)
-    head_end = head_boundary(head, plan.head) if plan.head else 0
-    # Where ``tail`` sits in the input: the tail never starts before the head ends
-    # (an input shorter than the plan, which replacement characters can make too long).
-    tail_offset = original_bytes - len(tail)
-    start = max(len(tail) - plan.tail, head_end - tail_offset)
-    tail_start = tail_boundary(tail, start) if plan.tail else len(tail)
-    if snap_lines:
-        head_end, tail_start = _snap(head, head_end, tail, tail_start)
+    head_end, tail_start = _cut_points(plan, head, tail, original_bytes, snap_lines)
     try:
         # Valid UTF-8 (the usual case): decoded straight from the input, and the
         # sizes are known without encoding again.
@@ -146,6 +150,68 @@ def assemble(
                                    limit, reference)
     kept = head_end + len(tail) - tail_start
     return _join(plan, head_text, tail_text, kept, original_bytes, reference)
+
+
+def _cut_points(
+    plan: CutPlan, head: bytes, tail: bytes, original_bytes: int, snap_lines: bool
+) -> tuple[int, int]:
+    """Where the head ends in ``head`` and the tail starts in ``tail``."""
+    head_end = head_boundary(head, plan.head) if plan.head else 0
+    # Where ``tail`` sits in the input: the tail never starts before the head ends
+    # (an input shorter than the plan, which replacement characters can make too long).
+    tail_offset = original_bytes - len(tail)
+    start = max(len(tail) - plan.tail, head_end - tail_offset)
+    tail_start = tail_boundary(tail, start) if plan.tail else len(tail)
+    if snap_lines:
+        head_end, tail_start = _snap(head, head_end, tail, tail_start)
+    return head_end, tail_start
+
+
+def assemble_keeping(
+    plan: CutPlan,
+    head: bytes,
+    tail: bytes,
+    *,
+    original_bytes: int,
+    limit: int,
+    keep: KeepLines,
+    middle: MiddleLines,
+    reference: str | None = None,
+    snap_lines: bool = True,
+) -> CapResult:
+    """:func:`assemble`, with the lines of the elided part that ``keep`` matches.
+
+    ``keep``'s share of the content budget is set aside: the head and the tail
+    are planned from the rest, and the matching lines between them (``middle``
+    lists them) fill the share under the marker. When none fits (or the cut is
+    a ``head`` cut, or the input is not valid UTF-8), this is :func:`assemble`.
+    """
+    budget = keep.budget(plan.head + plan.tail)
+    if plan.strategy != "head" and budget > 0:
+        head_size, tail_size = split_content(plan.head + plan.tail - budget, plan.strategy,
+                                             plan.head_ratio)
+        reduced = replace(plan, head=head_size, tail=tail_size)
+        if head_size or tail_size:
+            head_end, tail_start = _cut_points(reduced, head, tail, original_bytes, snap_lines)
+            tail_offset = original_bytes - len(tail)
+            candidates, total = middle(head_end, tail_offset + tail_start, budget)
+            kept = select_kept(candidates, total, budget)
+            if kept:
+                with contextlib.suppress(UnicodeDecodeError):
+                    head_text = str(memoryview(head)[:head_end], "utf-8")
+                    tail_text = str(memoryview(tail)[tail_start:], "utf-8")
+                    block = render_kept(kept, total)
+                    shown = head_end + len(tail) - tail_start + sum(len(k.text) for k in kept)
+                    marker = plan.marker.render(original=original_bytes, kept=shown,
+                                                reference=reference)
+                    parts = [marker, block, tail_text]
+                    if plan.strategy == "head_tail":
+                        parts.insert(0, head_text)
+                    size = (head_end if plan.strategy == "head_tail" else 0) + len(parts) - 1 + (
+                        len(tail) - tail_start + utf8_size(marker) + utf8_size(block))
+                    return CapResult("\n".join(parts), True, original_bytes, size, reference)
+    return assemble(plan, head, tail, original_bytes=original_bytes, limit=limit,
+                    reference=reference, snap_lines=snap_lines)
 
 
 def _assemble_ascii(
@@ -239,15 +305,23 @@ def cut(
     marker: Marker | None = None,
     reference: str | None = None,
     snap_lines: bool = True,
+    keep_lines: KeepLines | None = None,
 ) -> CapResult:
-    """:func:`cap_text` for a limit already parsed, of any size (even below 1 KB)."""
+    """:func:`cap_text` for a limit already parsed, of any size (even below 1 KB).
+
+    ``keep_lines`` (default: none) keeps the matching lines of the elided part.
+    """
+    keeping = keep_lines is not None and strategy != "head" and bool(keep_lines.matchers)
     if isinstance(text, str):
         if text.isascii():
             if len(text) <= limit:
                 return CapResult(text, False, len(text), len(text))
             plan = plan_cut(limit, strategy=strategy, head_ratio=head_ratio, marker=marker,
                             reference=reference)
-            return _assemble_ascii(plan, text, limit, reference, snap_lines)
+            if not keeping:
+                return _assemble_ascii(plan, text, limit, reference, snap_lines)
+            data = text.encode("ascii")
+            return _assemble(plan, data, limit, reference, snap_lines, keep_lines)
         try:
             data = text.encode("utf-8")
             clean = text
@@ -267,8 +341,23 @@ def cut(
         limit = min(limit, len(data))
     plan = plan_cut(limit, strategy=strategy, head_ratio=head_ratio, marker=marker,
                     reference=reference)
-    return assemble(plan, data, data, original_bytes=len(data), limit=limit,
-                    reference=reference, snap_lines=snap_lines)
+    return _assemble(plan, data, limit, reference, snap_lines, keep_lines if keeping else None)
+
+
+def _assemble(
+    plan: CutPlan,
+    data: bytes,
+    limit: int,
+    reference: str | None,
+    snap_lines: bool,
+    keep_lines: KeepLines | None,
+) -> CapResult:
+    if keep_lines is None:
+        return assemble(plan, data, data, original_bytes=len(data), limit=limit,
+                        reference=reference, snap_lines=snap_lines)
+    return assemble_keeping(plan, data, data, original_bytes=len(data), limit=limit,
+                            keep=keep_lines, middle=whole_middle(keep_lines, data),
+                            reference=reference, snap_lines=snap_lines)
 
 
 def _cut_bytes(data: bytes, limit: int, reference: str | None) -> CapResult | None:
@@ -303,6 +392,7 @@ def cap_text(
     marker: str | Marker | None = None,
     reference: str | None = None,
     snap_lines: bool = True,
+    keep_lines: KeepLines | None = DEFAULT_KEEP_LINES,
 ) -> CapResult:
     """Bound ``text`` to ``limit`` UTF-8 bytes, marker included.
 
@@ -318,6 +408,10 @@ def cap_text(
         reference: the artifact reference of the stored original, if any.
         snap_lines: move each cut to a line break when one is close (within a
             quarter of the part kept, at most 1 KB).
+        keep_lines: with ``head_tail`` or ``tail``, the lines of the elided part
+            to keep under the marker (see :mod:`toolcap.core._keeplines`; build
+            one from patterns with :func:`toolcap.keep_lines`): by default the
+            built-in set; ``None`` keeps none.
 
     Text that fits is returned as is: the same object when it is a valid ``str``.
     Cost grows with ``limit``, not with the input, for ``bytes`` and ASCII ``str``;
@@ -341,5 +435,5 @@ def cap_text(
         decoded = decode(text)
         return CapResult(decoded, False, len(text), utf8_size(decoded))
     return cut(text, parsed, strategy=strategy, head_ratio=head_ratio, marker=template,
-               reference=reference, snap_lines=snap_lines)
+               reference=reference, snap_lines=snap_lines, keep_lines=keep_lines)
 

@@ -38,6 +38,7 @@ from ._jsondoc import (
     type_name,
     wire_cost,
 )
+from ._keeplines import KeepLines
 from ._marker import Marker
 from ._sizes import human_size
 from ._strategy import Strategy, split_content
@@ -379,11 +380,13 @@ def cut_by_format(
     head_ratio: float = 0.2,
     marker: Marker | None = None,
     reference: str | None = None,
+    keep_lines: KeepLines | None = None,
 ) -> CapResult:
     """One text cut to ``limit``: by structure when it is a JSON document, else as text.
 
     ``text`` is ``original`` as valid text, when the caller has it. The one rule
-    every path applies, so that all give the same bytes.
+    every path applies, so that all give the same bytes. ``keep_lines``: the
+    lines a text cut keeps from its elided part.
     """
     if format != "text":
         if text is None:
@@ -394,4 +397,4 @@ def cut_by_format(
         if result is not None:
             return result
     return cut(original, limit, strategy=strategy, head_ratio=head_ratio, marker=marker,
-               reference=reference)
+               reference=reference, keep_lines=keep_lines)

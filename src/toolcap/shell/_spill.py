@@ -99,6 +99,7 @@ def open_stream(
         marker=tool_policy.marker,
         format=tool_policy.format,
         name_binary=name_binary,
+        keep_lines=tool_policy.keep,
     )
     keep = spill and tool_policy.spill
 

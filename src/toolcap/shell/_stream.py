@@ -17,9 +17,11 @@ from __future__ import annotations
 import codecs
 
 from .._notice import Cap
-from ..core._cut import CapResult, CutPlan, Strategy, assemble, plan_cut
+from ..core._cut import CapResult, CutPlan, Strategy, assemble, assemble_keeping, plan_cut
 from ..core._jsoncut import cut_json
 from ..core._jsondoc import MAX_STRUCTURAL_BYTES, Format
+from ..core._keeplines import KeepLines
+from ..core._keepstream import LineCollector
 from ..core._marker import Marker
 from ..core._sizes import Limit
 from ..core._sniff import Sniffer
@@ -41,6 +43,8 @@ class StreamCutter:
         name_binary: with no limit at all, still name a binary stream (the
             first :data:`SNIFF_BYTES` are held until they decide it; text then
             passes through). Under a limit binary is always named.
+        keep_lines: the lines a cut keeps from its elided part (the tool's
+            ``keep``); they are found as the stream passes, within a bound.
 
     Memory is bounded by the limits, whatever the length of the stream: the head
     and tail the widest possible plan needs, plus the stream itself only while it
@@ -60,6 +64,7 @@ class StreamCutter:
         snap_lines: bool = True,
         format: Format = "auto",
         name_binary: bool = False,
+        keep_lines: KeepLines | None = None,
     ) -> None:
         self.threshold = threshold
         # Under a limit binary is always named; with none, only when asked to.
@@ -79,6 +84,13 @@ class StreamCutter:
         self._tail_keep = max((plan.tail for plan in plans), default=0)
         self._head = bytearray()
         self._tail = bytearray()
+        # The matching lines, when a cut may keep some (bounded: see LineCollector).
+        self._keep = keep_lines if keep_lines and keep_lines.matchers and (
+            strategy != "head") else None
+        self._lines = LineCollector(
+            self._keep, head_keep=self._head_keep, tail_keep=self._tail_keep,
+            budget=max(self._keep.budget(plan.head + plan.tail) for plan in plans),
+        ) if self._keep is not None and plans else None
         self._whole: bytearray | None = bytearray() if limits else None
         # The stream while it may still be a JSON document to cut by structure.
         self._document: bytearray | None = (
@@ -140,6 +152,8 @@ class StreamCutter:
         if len(self._head) < self._head_keep:
             self._head += chunk[: self._head_keep - len(self._head)]
         self._keep_tail(chunk)
+        if self._lines is not None:
+            self._lines.feed(chunk)
         if self._counting and self.total <= self.threshold:  # type: ignore[operator]
             piece = self._decoder.decode(chunk)
             self._decoded += len(piece) if piece.isascii() else len(piece.encode("utf-8"))
@@ -248,5 +262,9 @@ class StreamCutter:
         plan = self._plan(limit, reference is not None)
         head = bytes(self._head[: plan.head + 1])
         tail = bytes(self._tail[max(0, len(self._tail) - plan.tail) :]) if plan.tail else b""
+        if self._lines is not None and self._keep is not None:
+            return assemble_keeping(plan, head, tail, original_bytes=self.total, limit=limit,
+                                    keep=self._keep, middle=self._lines.middle,
+                                    reference=reference, snap_lines=self._snap)
         return assemble(plan, head, tail, original_bytes=self.total, limit=limit,
                         reference=reference, snap_lines=self._snap)
