@@ -157,6 +157,18 @@ def test_no_file_anywhere_gives_the_defaults(tmp_path: Path) -> None:
         ("[store]\nmax_age_days = -1", "toolcap.toml: store.max_age_days: expected a positive"),
         ("[store]\nmax_files = 3", "toolcap.toml: store.max_files: unknown key 'max_files'"),
         ("batch_ceiling = ", "toolcap.toml: invalid TOML"),
+        ('[tools.Bash]\nkeep_lines = "error"',
+         "toolcap.toml: tools.Bash.keep_lines: expected a list of strings, got 'error'"),
+        ('[tools.Bash]\nkeep_lines = ["ok", 3]',
+         "toolcap.toml: tools.Bash.keep_lines: expected a list of strings"),
+        ('[tools.Bash]\nkeep_lines = ["err(or"]',
+         "toolcap.toml: tools.Bash.keep_lines: invalid pattern 'err(or'"),
+        ('[tools.Bash]\nkeep_lines = ["(a)\\\\1"]',
+         "toolcap.toml: tools.Bash.keep_lines: pattern '(a)\\\\1' is not supported"),
+        ('[tools.Bash]\nkeep_lines_share = 0',
+         "toolcap.toml: tools.Bash.keep_lines_share: keep_lines_share must be above 0"),
+        ('[tools.Bash]\nkeep_lines_share = "half"',
+         "toolcap.toml: tools.Bash.keep_lines_share: keep_lines_share must be above 0"),
     ],
 )
 def test_each_configuration_error_names_key_value_and_file(
@@ -285,3 +297,16 @@ def test_a_byte_limit_written_in_tokens_says_where_tokens_go() -> None:
     assert "this limit is in bytes (e.g. '32KB'); tokens are for context_window" in message
     with pytest.raises(ConfigError, match="batch_ceiling: invalid size '200k tokens'"):
         Config.from_mapping({"batch_ceiling": "200k tokens"})
+
+
+def test_keep_lines_are_read_per_tool_and_an_empty_list_turns_them_off(tmp_path: Path) -> None:
+    path = write(tmp_path / "toolcap.toml",
+                 '[tools."*"]\nkeep_lines_share = 0.5\n'
+                 '[tools.Bash]\nkeep_lines = ["^E\\\\d+", "boom"]\n'
+                 '[tools.Quiet]\nkeep_lines = []\n')
+    config = load_config(path, env={})
+    bash, quiet, other = (config.for_tool(n) for n in ("Bash", "Quiet", "Other"))
+    assert bash.keep_lines == ("^E\\d+", "boom") and bash.keep.share == 0.5
+    assert len(bash.keep.matchers) == 2
+    assert quiet.keep.matchers == ()
+    assert other.keep_lines is None and other.keep.matchers  # the built-in set

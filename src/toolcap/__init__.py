@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._config import Config, StoreLimits, ToolPolicy, load_config
 from ._finalize import FinalizedResponse, Policy, ToolResponse
+from ._keep import keep_lines
 from ._tokenizer import token_counter
 from .core._cut import CapResult, cap_text
 from .core._errors import ConfigError, StoreError
@@ -45,6 +46,7 @@ __all__ = [
     "estimate_tokens",
     "human_size",
     "json_size",
+    "keep_lines",
     "load_config",
     "parse_limit",
     "parse_size",

@@ -248,3 +248,23 @@ def test_cap_json_cut_by_the_limit_and_the_wire_has_one_true_marker(toolcap: Too
     tail = rest.partition("]\n")[2]
     assert data.startswith(head.encode() + b"\n") and data.endswith(b"\n" + tail.encode())
     assert f"kept {human_size(len(head.encode()) + len(tail.encode()))} of" in text
+
+
+def test_the_error_line_from_the_middle_of_a_piped_log_is_delivered(toolcap: Toolcap) -> None:
+    log = (CASES.parent / "cuts" / "keep_lines_cargo_build.in").read_bytes()
+    result = toolcap("cap", "--limit", "4KB", input=log)
+    assert result.returncode == 0 and len(result.stdout) <= 4096
+    assert b"\n267| error[E0308]: mismatched types\n" in result.stdout
+    assert result.stdout.decode() == cap_text(log, "4KB", reference=reference_of(log)).text
+    (toolcap.home / "toolcap.toml").write_text('[tools."*"]\nkeep_lines = []\n')
+    off = toolcap("cap", "--limit", "4KB", input=log)
+    assert off.stdout.decode() == cap_text(log, "4KB", reference=reference_of(log),
+                                           keep_lines=None).text
+
+
+def test_a_bad_keep_lines_pattern_is_a_one_line_usage_error(toolcap: Toolcap) -> None:
+    (toolcap.home / "toolcap.toml").write_text('[tools."*"]\nkeep_lines = ["err(or"]\n')
+    result = toolcap("cap", input=b"x\n")
+    assert result.returncode == 2 and result.stdout == b""
+    assert result.stderr.count(b"\n") == 1
+    assert b"keep_lines: invalid pattern 'err(or'" in result.stderr

@@ -284,3 +284,20 @@ def test_unlimited_still_names_binary_output_and_keeps_it(toolcap: Toolcap) -> N
 def test_unlimited_text_shorter_than_the_sniff_passes_whole(toolcap: Toolcap) -> None:
     result = toolcap("run", "--limit", "unlimited", "--", "printf", "no newline \\377 end")
     assert result.stdout == b"no newline \xff end\n[exit status 0]\n" and result.stderr == b""
+
+
+def test_a_command_whose_error_is_in_the_middle_of_its_output_gets_it_delivered(
+    toolcap: Toolcap,
+) -> None:
+    (toolcap.home / "toolcap.toml").write_text('[tools.run]\nsize_threshold = "2KB"\n')
+    result = toolcap("run", "--no-spill", "--", *script("""
+        import sys
+        for n in range(1, 3001):
+            print("step", n, "fine", flush=n % 500 == 0)
+            if n == 1500:
+                print("error: disk quota exceeded on /srv", file=sys.stderr, flush=True)
+    """))
+    assert len(result.stdout) <= 2048
+    assert b"\n1501| error: disk quota exceeded on /srv\n" in result.stdout
+    assert b"[toolcap: 1 of 1 lines of the cut part that match keep_lines" in result.stdout
+    assert result.stdout.endswith(b"step 3000 fine\n[exit status 0]\n")
