@@ -104,3 +104,13 @@ def test_a_marker_with_a_huge_width_is_a_one_line_error(toolcap: Toolcap) -> Non
     done = toolcap("cap", "--config", str(config), input=b"x")
     assert done.returncode == 2
     assert done.stderr.count(b"\n") == 1 and b"takes no format spec" in done.stderr
+
+
+def test_show_prints_keep_lines_as_a_toml_list(toolcap: Toolcap) -> None:
+    (toolcap.home / "toolcap.toml").write_text(
+        '[tools.Bash]\nkeep_lines = ["^E\\\\d+", "say \\"no\\""]\nkeep_lines_share = 0.5\n')
+    shown = toolcap("config", "show")
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.decode().splitlines()
+    assert 'tools.Bash.keep_lines = ["^E\\\\d+", "say \\"no\\""]  # file' in lines
+    assert "tools.Bash.keep_lines_share = 0.5  # file" in lines

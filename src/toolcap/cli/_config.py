@@ -130,6 +130,8 @@ def _value(value: object) -> str:
         return "true" if value else "false"
     if isinstance(value, str):
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, (list, tuple)):  # keep_lines
+        return "[" + ", ".join(_value(item) for item in value) + "]"
     return str(value)
 
 
