@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from helpers import PYTHON, TOOLCAP, Toolcap, assert_golden, reference_of
-from toolcap import cap_text, human_size
+from toolcap import cap_text, human_size, keep_lines
 from toolcap.core._refs import format_ref
 
 MB = 1024 * 1024
@@ -255,11 +255,11 @@ def test_the_error_line_from_the_middle_of_a_piped_log_is_delivered(toolcap: Too
     result = toolcap("cap", "--limit", "4KB", input=log)
     assert result.returncode == 0 and len(result.stdout) <= 4096
     assert b"\n267| error[E0308]: mismatched types\n" in result.stdout
-    assert result.stdout.decode() == cap_text(log, "4KB", reference=reference_of(log)).text
+    assert result.stdout.decode() == cap_text(log, "4KB", reference=reference_of(log),
+                                              keep_lines=keep_lines()).text
     (toolcap.home / "toolcap.toml").write_text('[tools."*"]\nkeep_lines = []\n')
     off = toolcap("cap", "--limit", "4KB", input=log)
-    assert off.stdout.decode() == cap_text(log, "4KB", reference=reference_of(log),
-                                           keep_lines=None).text
+    assert off.stdout.decode() == cap_text(log, "4KB", reference=reference_of(log)).text
 
 
 def test_a_bad_keep_lines_pattern_is_a_one_line_usage_error(toolcap: Toolcap) -> None:

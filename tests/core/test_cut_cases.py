@@ -1,6 +1,7 @@
 """Cuts driven by data: ``tests/data/cuts/NAME.in`` is cut as ``NAME.toml`` says into ``NAME.out``.
 
-To add a case, write the ``.in`` and ``.toml`` files, run this module with
+``keep_lines = "default"`` in a ``.toml`` keeps the built-in set of lines, as a
+tool's policy does. To add a case, write the ``.in`` and ``.toml`` files, run this module with
 ``TOOLCAP_WRITE_CASES=1`` to produce the ``.out`` file, and read it before committing.
 """
 
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from helpers import assert_golden
-from toolcap import cap_text
+from toolcap import cap_text, keep_lines
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -28,6 +29,9 @@ def test_cut_case_matches_expected_output(name: str) -> None:
     raw = (CASES / f"{name}.in").read_bytes()
     options = tomllib.loads((CASES / f"{name}.toml").read_text())
     as_bytes = options.pop("input", "auto") == "bytes"
+    if "keep_lines" in options:  # "default": the built-in set, as a tool has it
+        patterns = options.pop("keep_lines")
+        options["keep_lines"] = keep_lines(None if patterns == "default" else patterns)
     try:
         text: str | bytes = raw if as_bytes else raw.decode("utf-8")
     except UnicodeDecodeError:

@@ -13,7 +13,6 @@ from dataclasses import dataclass, replace
 from typing import AnyStr
 
 from ._keeplines import (
-    DEFAULT_KEEP_LINES,
     KeepLines,
     MiddleLines,
     render_kept,
@@ -392,7 +391,7 @@ def cap_text(
     marker: str | Marker | None = None,
     reference: str | None = None,
     snap_lines: bool = True,
-    keep_lines: KeepLines | None = DEFAULT_KEEP_LINES,
+    keep_lines: KeepLines | None = None,
 ) -> CapResult:
     """Bound ``text`` to ``limit`` UTF-8 bytes, marker included.
 
@@ -410,16 +409,17 @@ def cap_text(
             quarter of the part kept, at most 1 KB).
         keep_lines: with ``head_tail`` or ``tail``, the lines of the elided part
             to keep under the marker (see :mod:`toolcap.core._keeplines`; build
-            one from patterns with :func:`toolcap.keep_lines`): by default the
-            built-in set; ``None`` keeps none.
+            one from patterns with :func:`toolcap.keep_lines`, the built-in set
+            with ``toolcap.keep_lines()``); ``None`` (the default) keeps none.
+            A tool's policy (``Policy.finalize``) keeps the built-in set by default.
 
     Text that fits is returned as is: the same object when it is a valid ``str``.
     Cost grows with ``limit``, not with the input, for ``bytes`` and ASCII ``str``;
-    other text is encoded once.
+    other text is encoded once. With ``keep_lines``, the elided part is scanned too.
     """
     if (type(text) is bytes and type(limit) is int and MIN_LIMIT <= limit < len(text)
             and marker is None and strategy == "head_tail" and head_ratio == 0.2
-            and snap_lines is True):
+            and snap_lines is True and keep_lines is None):
         fast = _cut_bytes(text, limit, reference)  # the common call, settled in a few steps
         if fast is not None:
             return fast
