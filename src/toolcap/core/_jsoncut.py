@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ._allocate import water_fill
-from ._cut import CapResult, cut
+from ._cut import CapResult, cut, plan_cut
 from ._jsondoc import (
     COMPACT,
     Cost,
@@ -38,6 +38,7 @@ from ._jsondoc import (
     type_name,
     wire_cost,
 )
+from ._jsonlines import PREFIX_BYTES, cut_json_lines
 from ._keeplines import KeepLines
 from ._marker import Marker
 from ._sizes import human_size
@@ -385,8 +386,9 @@ def cut_by_format(
     """One text cut to ``limit``: by structure when it is a JSON document, else as text.
 
     ``text`` is ``original`` as valid text, when the caller has it. The one rule
-    every path applies, so that all give the same bytes. ``keep_lines``: the
-    lines a text cut keeps from its elided part.
+    every path applies, so that all give the same bytes. Text that is JSON
+    Lines is cut by whole lines; other text keeps ``keep_lines``, the lines a
+    text cut keeps from its elided part.
     """
     if format != "text":
         if text is None:
@@ -396,5 +398,13 @@ def cut_by_format(
                           marker=marker, reference=reference, original_bytes=original_bytes)
         if result is not None:
             return result
+        data = original if isinstance(original, bytes) else text.encode("utf-8")
+        if len(data) > limit:
+            plan = plan_cut(limit, strategy=strategy, head_ratio=head_ratio, marker=marker,
+                            reference=reference)
+            lines = cut_json_lines(plan, data, data, original_bytes=len(data),
+                                   prefix=data[:PREFIX_BYTES], reference=reference)
+            if lines is not None:
+                return lines
     return cut(original, limit, strategy=strategy, head_ratio=head_ratio, marker=marker,
                reference=reference, keep_lines=keep_lines)

@@ -20,6 +20,7 @@ from .._notice import Cap
 from ..core._cut import CapResult, CutPlan, Strategy, assemble, assemble_keeping, plan_cut
 from ..core._jsoncut import cut_json
 from ..core._jsondoc import MAX_STRUCTURAL_BYTES, Format
+from ..core._jsonlines import PREFIX_BYTES, cut_json_lines
 from ..core._keeplines import KeepLines
 from ..core._keepstream import LineCollector
 from ..core._marker import Marker
@@ -84,6 +85,7 @@ class StreamCutter:
         self._tail_keep = max((plan.tail for plan in plans), default=0)
         self._head = bytearray()
         self._tail = bytearray()
+        self._prefix = bytearray()  # whether it is JSON Lines is told from its start
         # The matching lines, when a cut may keep some (bounded: see LineCollector).
         self._keep = keep_lines if keep_lines and keep_lines.matchers and (
             strategy != "head") else None
@@ -160,6 +162,8 @@ class StreamCutter:
         self.total += size
         if self._document is not None:
             self._hold_document(chunk)
+        if len(self._prefix) < PREFIX_BYTES and self._format != "text":
+            self._prefix += chunk[: PREFIX_BYTES - len(self._prefix)]
         if self._whole is not None:
             if self.total <= self.limit:
                 self._whole += chunk
@@ -262,6 +266,11 @@ class StreamCutter:
         plan = self._plan(limit, reference is not None)
         head = bytes(self._head[: plan.head + 1])
         tail = bytes(self._tail[max(0, len(self._tail) - plan.tail) :]) if plan.tail else b""
+        if self._format != "text" and self.total > limit:
+            lines = cut_json_lines(plan, head, tail, original_bytes=self.total,
+                                   prefix=bytes(self._prefix), reference=reference)
+            if lines is not None:
+                return lines
         if self._lines is not None and self._keep is not None:
             return assemble_keeping(plan, head, tail, original_bytes=self.total, limit=limit,
                                     keep=self._keep, middle=self._lines.middle,
