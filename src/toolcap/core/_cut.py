@@ -15,6 +15,7 @@ from typing import AnyStr
 from ._keeplines import (
     KeepLines,
     MiddleLines,
+    join_kept,
     render_kept,
     select_kept,
     whole_middle,
@@ -199,16 +200,12 @@ def assemble_keeping(
                 with contextlib.suppress(UnicodeDecodeError):
                     head_text = str(memoryview(head)[:head_end], "utf-8")
                     tail_text = str(memoryview(tail)[tail_start:], "utf-8")
-                    block = render_kept(kept, total)
                     shown = head_end + len(tail) - tail_start + sum(len(k.text) for k in kept)
                     marker = plan.marker.render(original=original_bytes, kept=shown,
                                                 reference=reference)
-                    parts = [marker, block, tail_text]
-                    if plan.strategy == "head_tail":
-                        parts.insert(0, head_text)
-                    size = (head_end if plan.strategy == "head_tail" else 0) + len(parts) - 1 + (
-                        len(tail) - tail_start + utf8_size(marker) + utf8_size(block))
-                    return CapResult("\n".join(parts), True, original_bytes, size, reference)
+                    text = join_kept(head_text if plan.strategy == "head_tail" else None,
+                                     marker, render_kept(kept, total), tail_text)
+                    return CapResult(text, True, original_bytes, utf8_size(text), reference)
     return assemble(plan, head, tail, original_bytes=original_bytes, limit=limit,
                     reference=reference, snap_lines=snap_lines)
 
@@ -306,21 +303,16 @@ def cut(
     snap_lines: bool = True,
     keep_lines: KeepLines | None = None,
 ) -> CapResult:
-    """:func:`cap_text` for a limit already parsed, of any size (even below 1 KB).
-
-    ``keep_lines`` (default: none) keeps the matching lines of the elided part.
-    """
+    """:func:`cap_text` for a limit already parsed, of any size (even below 1 KB)."""
     keeping = keep_lines is not None and strategy != "head" and bool(keep_lines.matchers)
     if isinstance(text, str):
         if text.isascii():
             if len(text) <= limit:
                 return CapResult(text, False, len(text), len(text))
-            plan = plan_cut(limit, strategy=strategy, head_ratio=head_ratio, marker=marker,
-                            reference=reference)
             if not keeping:
+                plan = plan_cut(limit, strategy=strategy, head_ratio=head_ratio, marker=marker,
+                                reference=reference)
                 return _assemble_ascii(plan, text, limit, reference, snap_lines)
-            data = text.encode("ascii")
-            return _assemble(plan, data, limit, reference, snap_lines, keep_lines)
         try:
             data = text.encode("utf-8")
             clean = text
@@ -340,23 +332,12 @@ def cut(
         limit = min(limit, len(data))
     plan = plan_cut(limit, strategy=strategy, head_ratio=head_ratio, marker=marker,
                     reference=reference)
-    return _assemble(plan, data, limit, reference, snap_lines, keep_lines if keeping else None)
-
-
-def _assemble(
-    plan: CutPlan,
-    data: bytes,
-    limit: int,
-    reference: str | None,
-    snap_lines: bool,
-    keep_lines: KeepLines | None,
-) -> CapResult:
-    if keep_lines is None:
-        return assemble(plan, data, data, original_bytes=len(data), limit=limit,
-                        reference=reference, snap_lines=snap_lines)
-    return assemble_keeping(plan, data, data, original_bytes=len(data), limit=limit,
-                            keep=keep_lines, middle=whole_middle(keep_lines, data),
-                            reference=reference, snap_lines=snap_lines)
+    if keeping and keep_lines is not None:
+        return assemble_keeping(plan, data, data, original_bytes=len(data), limit=limit,
+                                keep=keep_lines, middle=whole_middle(keep_lines, data),
+                                reference=reference, snap_lines=snap_lines)
+    return assemble(plan, data, data, original_bytes=len(data), limit=limit,
+                    reference=reference, snap_lines=snap_lines)
 
 
 def _cut_bytes(data: bytes, limit: int, reference: str | None) -> CapResult | None:
