@@ -15,18 +15,17 @@ follows the revision the request names (``resultType`` from 2026-07-28 on).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
 from ._contracts import ClientEnds, Hooks, ToolNameConflict, Upstream, dumps, guarded, print_error
 from ._io import FdWriter, LineReader, LongLine, WriterClosed
 from ._long import WINDOW, ids_anywhere, ids_at_ends, keep_long_line
+from ._pending import Pending, PendingTable
 from ._revision import empty_tools_list, for_revision, text_result, wants_result_type
 
 __all__ = ["Relay"]
@@ -43,15 +42,6 @@ PROXY_ERROR = -32000
 VERBATIM_MAX = 16 << 20
 
 
-@dataclass
-class _Pending:
-    method: str
-    name: str = ""  # tool name or resource URI
-    result_type: bool = False  # the request's revision wants resultType in results
-    first_page: bool = False
-    cancelled: bool = False
-
-
 class Relay:
     """Relays one client connection to one upstream until either side ends."""
 
@@ -60,7 +50,7 @@ class Relay:
         self._upstream = upstream
         self._hooks = hooks
         self._client_in, self._client_out = client or (LineReader(stdin_fd), FdWriter(stdout_fd))
-        self._pending: dict[Any, _Pending] = {}
+        self._pending = PendingTable()
         self._lock = threading.Lock()
         self._done = threading.Event()
         self._ended_by: str | None = None  # "client", "upstream" or "conflict"
@@ -120,9 +110,7 @@ class Relay:
         return 0
 
     def _fail_pending(self, why: str) -> None:
-        with self._lock:
-            pending, self._pending = self._pending, {}
-        for call_id, entry in pending.items():
+        for call_id, entry in self._pending.drain().items():
             if entry.cancelled:
                 continue
             if entry.method == "tools/call":
@@ -174,10 +162,7 @@ class Relay:
         params = params if isinstance(params, dict) else {}
         if "id" not in message:
             if method == "notifications/cancelled":
-                with self._lock, contextlib.suppress(TypeError):  # an unhashable id
-                    entry = self._pending.get(params.get("requestId"))
-                    if entry is not None:
-                        entry.cancelled = True
+                self._pending.cancel(params.get("requestId"))
             return False
         call_id = message["id"]
         typed = wants_result_type(params)
@@ -186,22 +171,19 @@ class Relay:
             if name is not None and name == self._hooks.read_artifact_name:
                 self._workers.submit(self._answer_read_artifact, call_id, params)
                 return True
-            self._track(call_id, _Pending("tools/call", str(name), typed))
+            self._pending.track(call_id, Pending("tools/call", str(name), typed))
         elif method == "tools/list":
             if not self._upstream_has_tools:
                 self._reply(call_id, self._hooks.tools_list(empty_tools_list(typed), True), typed)
                 return True
-            self._track(call_id, _Pending("tools/list", "", typed, params.get("cursor") is None))
+            first_page = params.get("cursor") is None
+            self._pending.track(call_id, Pending("tools/list", "", typed, first_page))
         elif method == "resources/read":
-            self._track(call_id, _Pending("resources/read", str(params.get("uri", "")), typed))
+            uri = str(params.get("uri", ""))
+            self._pending.track(call_id, Pending("resources/read", uri, typed))
         elif method == "initialize":
-            self._track(call_id, _Pending("initialize"))
+            self._pending.track(call_id, Pending("initialize"))
         return False
-
-    def _track(self, call_id: Any, entry: _Pending) -> None:
-        # An unhashable id is not valid JSON-RPC: let it pass untracked.
-        with self._lock, contextlib.suppress(TypeError):
-            self._pending[call_id] = entry
 
     def _to_upstream(self, line: bytes) -> None:
         try:
@@ -280,7 +262,7 @@ class Relay:
         the call it answered (if an id in ``ids`` names one) with ``text``."""
         print_error(f"toolcap proxy: {line}")
         self._notify_client_log(f"toolcap proxy: {line}")
-        entry, call_id = self._pending_of(ids)
+        entry, call_id = self._pending.take_first(ids)
         if entry is None or entry.cancelled:
             return
         if entry.method != "tools/call":
@@ -288,29 +270,13 @@ class Relay:
             return
         self._reply(call_id, text_result(text, is_error=is_error), entry.result_type)
 
-    def _pending_of(self, ids: Iterator[Any]) -> tuple[_Pending | None, Any]:
-        """The first pending request among ``ids``, taken off the pending list."""
-        for call_id in ids:
-            try:
-                with self._lock:
-                    entry = self._pending.pop(call_id, None)
-            except TypeError:  # an unhashable id
-                continue
-            if entry is not None:
-                return entry, call_id
-        return None, None
-
     def _intercept(self, message: dict[str, Any], size: int) -> dict[str, Any] | None:
         """The message to send on (the same object when unchanged), or None to drop it."""
         if "method" in message or "id" not in message:
             return message
         # Any answer means the upstream is up (the 2026 protocol has no initialize).
         self._initialized = True
-        try:
-            with self._lock:
-                entry = self._pending.pop(message["id"], None)
-        except TypeError:
-            return message
+        entry = self._pending.take(message["id"])
         if entry is None:
             return message
         if entry.cancelled:
@@ -351,7 +317,7 @@ class Relay:
         return {**message, "result": new_result}
 
     def _rewrite(
-        self, entry: _Pending, call_id: Any, result: dict[str, Any], size: int
+        self, entry: Pending, call_id: Any, result: dict[str, Any], size: int
     ) -> dict[str, Any] | None:
         """The new result of an intercepted response, or None to leave it as it is."""
         if entry.method == "tools/call":
