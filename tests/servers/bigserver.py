@@ -88,6 +88,12 @@ def cjk_text(chars: int) -> str:
 
 
 @server.tool()
+def repeated(unit: str, times: int) -> str:
+    """Return ``unit`` repeated ``times`` times (quotes, backslashes, emoji: any text)."""
+    return unit * times
+
+
+@server.tool()
 def small(text: str = "hello") -> str:
     """Return the text as given."""
     return text

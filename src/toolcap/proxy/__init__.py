@@ -18,6 +18,7 @@ from types import FrameType
 
 from .._config import Config
 from .._finalize import Policy
+from ..store import LocalStore
 from ._contracts import Upstream, print_error
 from ._hooks import ProxyHooks
 from ._listen import ServeOptions
@@ -27,6 +28,8 @@ from ._upstream import StdioUpstream, UpstreamStartError
 
 __all__ = ["run_proxy", "serve_proxy"]
 
+#: At exit, how long the last artifacts may take to reach the disk.
+_FLUSH_AT_EXIT_SECONDS = 10.0
 #: At exit, how long stderr may take to accept the last lines before they are dropped.
 _STDERR_DRAIN_SECONDS = 5.0
 
@@ -51,7 +54,7 @@ def run_proxy(
     policy = policy or Policy(config)
     # Open the artifact store now, in one thread: a store that cannot be opened
     # is reported once at start (the proxy still runs, bounding without keeping).
-    _ = policy.sink
+    _flush_off_the_reply_path(policy)
     hooks = ProxyHooks(
         policy, read_artifact_name=read_artifact_name, wire_budget=config.wire_budget
     )
@@ -63,6 +66,7 @@ def run_proxy(
     try:
         return _serve(command, hooks, url, headers, timeout, pump, config.max_line_size)
     finally:
+        _wait_flushed(policy)
         sys.stderr.flush()
         pump.close(_STDERR_DRAIN_SECONDS)
         sys.stdout, sys.stderr = saved
@@ -130,7 +134,7 @@ def serve_proxy(
     from ._serve import serve_http
 
     policy = Policy(config)
-    _ = policy.sink  # open the store once, at start, as run_proxy does
+    _flush_off_the_reply_path(policy)  # open the store once, at start, as run_proxy does
 
     def make_hooks() -> ProxyHooks:
         return ProxyHooks(
@@ -146,4 +150,25 @@ def serve_proxy(
         stdio.start()
         return stdio
 
-    return serve_http(options, make_upstream, make_hooks)
+    try:
+        return serve_http(options, make_upstream, make_hooks)
+    finally:
+        _wait_flushed(policy)
+
+
+def _flush_off_the_reply_path(policy: Policy) -> None:
+    """Open the store; a local one flushes artifacts on a thread, not in the reply's wait.
+
+    A reference the proxy sends then names an artifact that is complete and
+    readable by any process on the machine; it is on the disk about 50 ms later
+    (see :meth:`toolcap.store.LocalStore.flush_in_background`), and at exit.
+    """
+    sink = policy.sink
+    if isinstance(sink, LocalStore):
+        sink.flush_in_background()
+
+
+def _wait_flushed(policy: Policy) -> None:
+    sink = policy.sink
+    if isinstance(sink, LocalStore) and not sink.wait_flushed(_FLUSH_AT_EXIT_SECONDS):
+        print_error("toolcap proxy: artifacts written just now may not be on the disk yet")

@@ -27,6 +27,7 @@ from ._io import FdWriter, LineReader, LongLine, WriterClosed
 from ._long import WINDOW, ids_anywhere, ids_at_ends, keep_long_line
 from ._pending import Pending, PendingTable
 from ._revision import empty_tools_list, for_revision, text_result, wants_result_type
+from ._scan import scan_message
 
 __all__ = ["Relay"]
 
@@ -40,6 +41,9 @@ PROXY_ERROR = -32000
 # holds about two copies of it. A larger message that passes unchanged is
 # forwarded re-serialized: the same JSON.
 VERBATIM_MAX = 16 << 20
+# A line this long is read by the scanner first (_scan.py); a shorter one parses
+# as fast the plain way.
+SCAN_FROM = 1 << 20
 
 
 class Relay:
@@ -207,24 +211,29 @@ class Relay:
         size = len(line)
         windows = (line[:WINDOW], line[-WINDOW:])
         verbatim = True
-        try:
-            # Decoding first is faster than json.loads(bytes), which decodes
-            # with the slow "surrogatepass" handler (a third of a 10 MB parse).
-            text: str | None = line.decode("utf-8")
-        except UnicodeDecodeError:
-            # Bytes that are not UTF-8 inside a message: keep the message, with
-            # U+FFFD for what cannot be read, rather than lose a whole result.
-            verbatim = False
-            text = line.decode("utf-8", "replace")
-        if size > VERBATIM_MAX:
+        # A long line (a big result) is read by its long strings, each decoded once.
+        message = scan_message(line) if size >= SCAN_FROM else None
+        if message is None:
+            try:
+                # Decoding first is faster than json.loads(bytes), which decodes
+                # with the slow "surrogatepass" handler (a third of a 10 MB parse).
+                text: str | None = line.decode("utf-8")
+            except UnicodeDecodeError:
+                # Bytes that are not UTF-8 inside a message: keep the message, with
+                # U+FFFD for what cannot be read, rather than lose a whole result.
+                verbatim = False
+                text = line.decode("utf-8", "replace")
+            if size > VERBATIM_MAX:
+                line = None
+            try:
+                assert text is not None
+                message = json.loads(text)
+            except (ValueError, RecursionError) as exc:
+                self._malformed(windows, size, str(exc) or type(exc).__name__)
+                return
+            text = None
+        elif size > VERBATIM_MAX:
             line = None
-        try:
-            assert text is not None
-            message = json.loads(text)
-        except (ValueError, RecursionError) as exc:
-            self._malformed(windows, size, str(exc) or type(exc).__name__)
-            return
-        text = None
         out: Any
         if isinstance(message, dict):
             out = self._intercept(message, size)

@@ -39,6 +39,7 @@ from toolcap.core._refs import ARTIFACT_ID
 from toolcap.core._store_limits import StoreLimits
 from toolcap.store._backend import Clock
 from toolcap.store._base import ArtifactStore
+from toolcap.store._flush import BackgroundFlush
 from toolcap.store._limits import GRACE_SECONDS
 from toolcap.store._lru import UseIndex
 from toolcap.store._records import ArtifactInfo
@@ -68,7 +69,8 @@ class LocalStore(ArtifactStore):
 
     ``fsync`` (default on) flushes each artifact to the disk before it becomes
     visible, so that not even a power loss can expose a torn file under a
-    content hash.
+    content hash. :meth:`flush_in_background` moves that flush off the writer's
+    wait, to a thread that flushes each new artifact shortly after it is linked.
     """
 
     def __init__(
@@ -83,12 +85,30 @@ class LocalStore(ArtifactStore):
         path = default_root() if root is None else Path(os.fsdecode(root)).expanduser()
         self.root = path.absolute()
         self.fsync = fsync
+        self._background: BackgroundFlush | None = None
         self._ready: set[Path] = set()  # directories known to exist and be ours
         self._usage = UsageJournal(self.root / ".usage") if journal_available() else None
         self._uses = UseIndex(self.root / ".lru")
 
     def __repr__(self) -> str:
         return f"LocalStore({str(self.root)!r})"
+
+    def flush_in_background(self) -> None:
+        """Link each artifact as soon as it is written, and flush it to the disk on a
+        thread within about 50 ms (:data:`toolcap.store._flush.FLUSH_DELAY`).
+
+        An artifact is then complete and readable by any process on the machine
+        when ``put`` returns; a power loss or a kernel crash before its flush can
+        lose it (it then reads shorter than its record, and the next put of the
+        same content writes it again); :meth:`wait_flushed` waits for the flushes.
+        """
+        if self.fsync and self._background is None:
+            self._background = BackgroundFlush()
+            self.fsync = False
+
+    def wait_flushed(self, timeout: float) -> bool:
+        """Wait until every artifact written so far is on the disk; False on timeout."""
+        return self._background is None or self._background.wait(timeout)
 
     @property
     def location(self) -> str:
@@ -190,6 +210,9 @@ class LocalStore(ArtifactStore):
         for attempt in range(3):
             try:
                 self._publish_once(ident, spool, info, record)
+                if self._background is not None:
+                    data = self._data(ident)
+                    self._background.add(str(data), str(data.with_name(ident + ".json")))
                 return
             except FileNotFoundError:
                 # The same content, found in place, was removed (a delete or an

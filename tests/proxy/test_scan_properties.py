@@ -1,0 +1,170 @@
+"""The scanner's fast path reads a message exactly as ``json.loads`` does, or declines."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from _strategies import tricky_character
+from toolcap.proxy._scan import scan_message
+
+# Small enough that generated strings are "long" and take the scanner's own path.
+LONG = 20  # longer than every key the tests write ("structuredContent")
+
+text = st.text(alphabet=tricky_character, max_size=60)
+# Characters outside the Basic Multilingual Plane (four UTF-8 bytes, a surrogate pair escaped).
+astral = st.text(alphabet=st.characters(min_codepoint=0x10000, max_codepoint=0x10FFFF),
+                 min_size=1, max_size=20)
+block_text = st.one_of(text, astral, st.builds(lambda a, b: a + b, text, astral))
+short_keys = st.text(alphabet="abcxyz_", min_size=1, max_size=4)  # never a long key
+plain = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), text),
+    lambda inner: st.one_of(st.lists(inner, max_size=4),
+                            st.dictionaries(short_keys, inner, max_size=4)),
+    max_leaves=12,
+)
+
+
+@st.composite
+def blocks(draw: st.DrawFn) -> dict[str, Any]:
+    kind = draw(st.sampled_from(["text", "text", "resource", "image", "link"]))
+    if kind == "text":
+        return {"type": "text", "text": draw(block_text)}
+    if kind == "resource":
+        return {"type": "resource", "resource": {"uri": "file:///a", "text": draw(block_text)}}
+    if kind == "image":
+        return {"type": "image", "data": draw(st.text("ABCD+/=", max_size=40)),
+                "mimeType": "image/png"}
+    return {"type": "resource_link", "uri": "file:///b", "name": draw(text)}
+
+
+@st.composite
+def messages(draw: st.DrawFn) -> dict[str, Any]:
+    content = draw(st.lists(blocks(), max_size=5))
+    result: dict[str, Any] = {"content": content}
+    if draw(st.booleans()):
+        # Often the text again, as FastMCP sends it: the scanner decodes it once.
+        texts = [b["text"] for b in content if b.get("type") == "text"]
+        repeat = texts[0] if texts and draw(st.booleans()) else draw(block_text)
+        result["structuredContent"] = {"result": repeat, "more": draw(plain)}
+    if draw(st.booleans()):
+        result["isError"] = draw(st.booleans())
+    if draw(st.booleans()):
+        result["_meta"] = draw(plain)
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": draw(st.one_of(st.integers(), text)),
+                               "result": result}
+    if draw(st.booleans()):
+        message = {"jsonrpc": "2.0", "id": 1, "error": {"code": -1, "message": draw(block_text),
+                                                        "data": draw(plain)}}
+    return _shuffled(message, draw(st.randoms(use_true_random=False)))
+
+
+def _shuffled(value: Any, rng: random.Random) -> Any:
+    """The same value with every object's keys in another order."""
+    if isinstance(value, dict):
+        items = list(value.items())
+        rng.shuffle(items)
+        return {key: _shuffled(item, rng) for key, item in items}
+    if isinstance(value, list):
+        return [_shuffled(item, rng) for item in value]
+    return value
+
+
+layouts = st.sampled_from([
+    {"separators": (",", ":")},
+    {"indent": 2},
+    {"separators": (" , ", " : ")},
+    {"indent": "\t", "ensure_ascii": False},
+    {"ensure_ascii": False},
+])
+
+
+@settings(max_examples=400, deadline=None)
+@given(messages(), layouts)
+def test_the_scanner_reads_a_message_as_json_loads_does(message: dict[str, Any],
+                                                        layout: dict[str, Any]) -> None:
+    line = json.dumps(message, **layout).encode("utf-8", "surrogatepass")
+    try:
+        expected = json.loads(line.decode("utf-8"))
+    except UnicodeDecodeError:  # a lone surrogate written raw: not UTF-8, the slow path's
+        assert scan_message(line, long_string=LONG) is None
+        return
+    found = scan_message(line, long_string=LONG, steps=10**9)
+    long_strings = any(len(s) - 2 >= LONG for s in _string_literals(line))
+    if long_strings:
+        assert found == expected
+        assert json.dumps(found, sort_keys=True) == json.dumps(expected, sort_keys=True)
+    else:
+        assert found is None
+
+
+def _string_literals(line: bytes) -> list[bytes]:
+    """Every string literal of a valid JSON line, as its bytes (test oracle: a plain walk)."""
+    out, i, inside, start = [], 0, False, 0
+    while i < len(line):
+        byte = line[i]
+        if inside and byte == 0x5C:
+            i += 2
+            continue
+        if byte == 0x22:
+            if inside:
+                out.append(line[start : i + 1])
+            else:
+                start = i
+            inside = not inside
+        i += 1
+    return out
+
+
+@settings(max_examples=400, deadline=None)
+@given(messages(), st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), min_size=1,
+                            max_size=4))
+def test_a_damaged_line_is_read_as_json_loads_reads_it_or_declined(
+    message: dict[str, Any], damage: list[tuple[int, int]]
+) -> None:
+    line = bytearray(json.dumps(message, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+    for where, byte in damage:
+        line[where % len(line)] = byte
+    found = scan_message(bytes(line), long_string=LONG, steps=10**9)
+    try:
+        expected = json.loads(bytes(line).decode("utf-8"))
+    except (ValueError, RecursionError):  # malformed or not UTF-8: the slow path's to report
+        assert found is None
+        return
+    assert found is None or found == expected
+
+
+def test_a_long_string_as_an_object_key_is_left_to_the_slow_path() -> None:
+    line = json.dumps({"k" * 100: "v" * 100}).encode()
+    assert scan_message(line, long_string=LONG) is None
+
+
+def test_json_text_inside_a_text_block_is_left_to_the_slow_path_once_its_quotes_run_long(
+) -> None:
+    inner = json.dumps([{"name": f"item {i}", "ok": True} for i in range(5000)])
+    line = json.dumps({"result": {"content": [{"type": "text", "text": inner}]}}).encode()
+    assert scan_message(line, long_string=LONG) is None  # too many escaped quotes to walk
+    assert scan_message(line, long_string=LONG, steps=10**9) == json.loads(line)
+
+
+def test_a_repeated_long_string_is_decoded_once() -> None:
+    text = "line\n" * 100 + "😀"
+    line = json.dumps({"content": [{"type": "text", "text": text}],
+                       "structuredContent": {"result": text}}).encode()
+    found = scan_message(line, long_string=LONG)
+    assert found["content"][0]["text"] == text
+    assert found["structuredContent"]["result"] is found["content"][0]["text"]
+
+
+def test_a_backslash_run_before_a_quote_is_counted_right() -> None:
+    text = 'a\\"b\\\\' + "x" * 20 + '\\\\\\"'
+    line = json.dumps({"t": text, "u": ["\\" * 9 + '"' + "y" * 20]}).encode()
+    assert scan_message(line, long_string=LONG) == json.loads(line)
+
+
+def test_a_message_without_long_strings_is_left_to_the_plain_parse() -> None:
+    assert scan_message(b'{"jsonrpc":"2.0","id":1,"result":{}}') is None

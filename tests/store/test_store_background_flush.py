@@ -1,0 +1,72 @@
+"""A local store that flushes on a thread: readable at once, on the disk soon after."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from toolcap.store import LocalStore
+from toolcap.store import _flush, _local
+
+
+@pytest.fixture
+def flushed(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """Every fdatasync, as (thread name, path of the file)."""
+    calls: list[tuple[str, str]] = []
+
+    def record(fd: int) -> None:
+        calls.append((threading.current_thread().name, os.readlink(f"/proc/self/fd/{fd}")))
+
+    monkeypatch.setattr(_local, "_datasync", record)
+    monkeypatch.setattr(_flush, "_datasync", record)
+    return calls
+
+
+def test_an_artifact_is_readable_by_another_reader_as_soon_as_put_returns(
+    tmp_path: Path, flushed: list[tuple[str, str]]
+) -> None:
+    store = LocalStore(tmp_path)
+    store.flush_in_background()
+    data = b"kept\n" * 10_000
+    ref = store.put(data)
+    assert LocalStore(tmp_path).read_bytes(ref) == data  # a reader that shares nothing
+    assert store.wait_flushed(30)
+    data_file = str(store.path_of(ref))
+    assert {path for _, path in flushed} == {data_file, data_file + ".json"}
+    assert all(thread == "toolcap-flush" for thread, _ in flushed)  # never the writer's
+
+
+def test_a_streamed_artifact_is_flushed_on_the_thread_too(
+    tmp_path: Path, flushed: list[tuple[str, str]]
+) -> None:
+    store = LocalStore(tmp_path)
+    store.flush_in_background()
+    writer = store.open_writer()
+    for _ in range(4):
+        writer.write(b"chunk " * 1000)
+    ref = writer.commit()
+    assert store.wait_flushed(30)
+    assert str(store.path_of(ref)) in {path for _, path in flushed}
+    assert all(thread == "toolcap-flush" for thread, _ in flushed)
+
+
+def test_without_it_the_writer_flushes_before_the_link(
+    tmp_path: Path, flushed: list[tuple[str, str]]
+) -> None:
+    store = LocalStore(tmp_path)
+    store.put(b"x" * 100)
+    assert flushed and all(thread == threading.current_thread().name for thread, _ in flushed)
+    assert store.wait_flushed(0)
+
+
+def test_an_artifact_removed_before_its_flush_is_skipped(tmp_path: Path) -> None:
+    flush = _flush.BackgroundFlush(delay=0)
+    kept, gone = tmp_path / "kept", tmp_path / "gone"
+    kept.write_bytes(b"a")
+    flush.add(str(gone), str(kept))
+    assert flush.wait(30)
+    flush.add(str(kept))
+    assert flush.wait(30)
