@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from toolcap.store import LocalStore
-from toolcap.store import _flush, _local
+from toolcap.store import LocalStore, _flush, _local
 
 
 @pytest.fixture
