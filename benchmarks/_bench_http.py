@@ -63,7 +63,9 @@ def _messages(response: httpx2.Response) -> list[dict[str, Any]]:
     if response.headers.get("content-type", "").startswith("application/json"):
         body = response.json()
         return body if isinstance(body, list) else [body]
-    return [json.loads(line[5:]) for line in response.text.splitlines() if line.startswith("data:")]
+    # An event with no data (a 2025-11-25 stream's priming event) carries no message.
+    return [json.loads(line[5:]) for line in response.text.splitlines()
+            if line.startswith("data:") and line[5:].strip()]
 
 
 class Session:
@@ -176,6 +178,8 @@ def run(
                 size = session.call("big_text", {"size": big, "tag": tag})
                 times.append(time.perf_counter() - start)
             print(f"  {name:15} {statistics.median(times) * 1000:9.1f} ms   body {size:>10,} bytes")
+        print(f"  proxy peak RSS after them: --url {_peak_rss_mb(via_url.pid):.0f} MB, "
+              f"-- stdio {_peak_rss_mb(via_stdio.pid):.0f} MB (its upstream apart)")
         for name, session in sessions.items():
             session.close()
             clients[name].close()

@@ -13,6 +13,8 @@ The upstream is the test server (tests/servers/bigserver.py), over stdio.
 2. Time until the client holds the bounded result of a 10 MB tool result (each
    run a different text, so toolcap really stores each original), against the
    upstream's own time to produce and send it, read with a plain line reader.
+3. Reading that result's line: the proxy's scanner (toolcap.proxy._scan) against
+   decoding and ``json.loads``, and ``orjson.loads`` when orjson is installed.
 
 The FastMCP proxy (with ResponseLimitingMiddleware at the same 32 KB bound) runs
 from a separate venv, made with:
@@ -164,6 +166,36 @@ def session_small_calls(
     return {name: percentiles(values) for name, values in samples.items()}
 
 
+def parse_times(size: int, runs: int) -> dict[str, float]:
+    """Best time of each way to read the line of a ``size``-byte big_text result."""
+    sys.path.insert(0, str(ROOT / "tests" / "servers"))
+    from bigserver import numbered_text
+
+    from toolcap.proxy._scan import scan_message
+
+    text = numbered_text(size, "parse")
+    # The line as the SDK server sends it: the text, and the same text as structuredContent.
+    line = json.dumps({"jsonrpc": "2.0", "id": 1, "result": {
+        "content": [{"type": "text", "text": text}], "structuredContent": {"result": text},
+        "isError": False}}, separators=(",", ":")).encode()
+    del text
+    ways = {"json.loads": lambda: json.loads(line.decode("utf-8")),
+            "scanner": lambda: scan_message(line)}
+    try:
+        import orjson
+
+        ways["orjson.loads"] = lambda: orjson.loads(line)
+    except ImportError:
+        pass
+    best: dict[str, float] = {}
+    for _ in range(runs):
+        for name, way in ways.items():
+            start = time.perf_counter()
+            way()
+            best[name] = min(best.get(name, float("inf")), time.perf_counter() - start)
+    return best
+
+
 def ms(seconds: float) -> str:
     return f"{seconds * 1000:8.3f} ms"
 
@@ -227,6 +259,13 @@ def main() -> None:
             client.close()
             seconds, length = big[name, size_text]
             print(f"  {name:14} {seconds * 1000:9.1f} ms   response line {length:>12,} bytes")
+
+    for size_text, size in big_sizes:
+        best = parse_times(size, 3)
+        base = best["json.loads"]
+        print(f"\nReading the {size_text} result line (best of 3): "
+              + "   ".join(f"{name} {seconds * 1000:7.1f} ms ({seconds / base:4.2f}x)"
+                         for name, seconds in best.items()))
 
     print("\nRatios (lower is better; goals: small calls <= 1.3x direct,"
           " each big result <= 1.3x upstream)")

@@ -189,6 +189,23 @@ async def block(token: str) -> str:
 
 
 @server.tool()
+async def gate(token: str, ctx: Context) -> str:
+    """Report progress, wait (up to 60 s) for ``release`` with ``token``, report again, return."""
+    await ctx.report_progress(1, 2, "before the gate")
+    with anyio.move_on_after(60):
+        await _event(f"gate:{token}").wait()
+    await ctx.report_progress(2, 2, "after the gate")
+    return f"passed the gate {token}"
+
+
+@server.tool()
+def release(token: str) -> str:
+    """Open the gate ``token`` for the call of ``gate`` waiting at it."""
+    _event(f"gate:{token}").set()
+    return f"released {token}"
+
+
+@server.tool()
 async def was_cancelled(token: str) -> str:
     """Wait (up to 20 s) for the call of ``block`` with ``token`` to be cancelled."""
     with anyio.move_on_after(20):

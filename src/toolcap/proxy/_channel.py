@@ -1,12 +1,24 @@
-"""Which HTTP stream each message of a session's relay goes out on.
+"""Which HTTP stream each message of a session's relay goes out on, and its SSE events.
 
 Streamable HTTP answers a POST's requests on that POST's own SSE stream, and
 sends what the server starts itself (its requests and notifications) on the
 session's standalone GET stream. The relay never rewrites ids, so a response
-is routed by its id to the POST that carried the request. A message the
-server starts goes to the GET stream when one is open, else to the newest
-open POST stream (the spec allows both), else it waits, in a bounded
-backlog, for the client to open a GET stream.
+is routed by its id to the POST that carried the request, and a progress
+notification by its token to the POST of the request it reports on. Any
+other message the server starts goes to the GET stream when one is open, else to the newest
+POST stream a client is reading (the spec allows both), else it waits, in a
+bounded backlog, for the client to open a GET stream.
+
+Streams are resumable (the spec's "Resumability and Redelivery"): every event
+of a session's stream has an id ``STREAM-N``, its stream's number in the
+session and its own number in the stream. A stream whose connection drops
+stays open: what it is sent meanwhile is kept, and a GET with
+``Last-Event-ID`` replays what followed that event on that stream, then goes
+on with the stream. Each session keeps its last :data:`REPLAY_EVENTS` events
+and at most :data:`REPLAY_BYTES` bytes of them (an event larger than that is
+sent but never kept); a resumption that needs an event no longer kept is
+refused, never served with a gap. The stateless revision (2026-07-28) has no
+resumption: its events carry no id.
 """
 
 from __future__ import annotations
@@ -15,16 +27,27 @@ import asyncio
 import json
 import logging
 from collections import deque
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from ._contracts import dumps
 
-__all__ = ["Channel", "Exchange", "cancel_lines", "id_key", "restore_id"]
+__all__ = [
+    "Channel", "Event", "Exchange", "Replay", "cancel_lines", "id_key", "progress_tokens",
+    "restore_id", "sse_events",
+]
 
 log = logging.getLogger("toolcap.proxy")
 
 # Messages the server started while the client had no stream open; older ones are dropped.
 BACKLOG = 256
+#: Events each session keeps for resumption, and their bytes at most.
+REPLAY_EVENTS = 256
+REPLAY_BYTES = 4 << 20
+KEEPALIVE = 15.0  # seconds between SSE comments on a quiet stream: finds clients gone away
+
+#: One SSE event: its id (None: not resumable) and its message; None ends the stream.
+Event = tuple[str | None, bytes]
 
 
 def id_key(request_id: Any) -> str:
@@ -33,17 +56,78 @@ def id_key(request_id: Any) -> str:
 
 
 class Exchange:
-    """One open response stream: a queue of message lines, ``None`` ends it."""
+    """One response stream: its numbered events, and the connection reading it (if any)."""
 
-    def __init__(self, waiting: set[str] | None = None) -> None:
-        self.queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+    def __init__(self, number: int | None, replay: Replay | None,
+                 waiting: set[str] | None = None) -> None:
+        self.number = number  # None: its events carry no id and cannot be resumed
         self.waiting = waiting if waiting is not None else set()
+        self.tokens: set[str] = set()  # the progress tokens of its requests
+        self.sent = 0  # events numbered so far
+        self.lost = 0  # the number of the newest event no longer kept
+        self.kept = 0  # events of this stream in the replay buffer
+        self.finished = False
+        self.queue: asyncio.Queue[Event | None] | None = asyncio.Queue()
+        self._replay = replay
 
     def put(self, data: bytes) -> None:
-        self.queue.put_nowait(data)
+        event_id = None
+        if self.number is not None and self._replay is not None:
+            self.sent += 1
+            event_id = f"{self.number}-{self.sent}"
+            self._replay.keep(self, self.sent, data)
+        if self.queue is not None:
+            self.queue.put_nowait((event_id, data))
 
     def finish(self) -> None:
-        self.queue.put_nowait(None)
+        self.finished = True
+        if self.queue is not None:
+            self.queue.put_nowait(None)
+
+    def attach(self, backlog: list[Event]) -> asyncio.Queue[Event | None]:
+        """A new connection reads this stream from ``backlog`` on (an older one ends)."""
+        if self.queue is not None:
+            self.queue.put_nowait(None)
+        queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        for event in backlog:
+            queue.put_nowait(event)
+        if self.finished:
+            queue.put_nowait(None)
+        self.queue = queue
+        return queue
+
+
+class Replay:
+    """A session's last events, bounded in number and bytes, for resumption."""
+
+    def __init__(self, max_events: int = REPLAY_EVENTS, max_bytes: int = REPLAY_BYTES) -> None:
+        self.max_events = max_events
+        self.max_bytes = max_bytes
+        self._events: deque[tuple[Exchange, int, bytes]] = deque()
+        self.size = 0
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+    def keep(self, exchange: Exchange, number: int, data: bytes) -> None:
+        if len(data) > self.max_bytes:
+            exchange.lost = number  # sent, but a resumption from before it is refused
+            return
+        self._events.append((exchange, number, data))
+        exchange.kept += 1
+        self.size += len(data)
+        while len(self._events) > self.max_events or self.size > self.max_bytes:
+            old, old_number, old_data = self._events.popleft()
+            old.kept -= 1
+            old.lost = max(old.lost, old_number)
+            self.size -= len(old_data)
+
+    def after(self, exchange: Exchange, number: int) -> list[Event] | None:
+        """The events of ``exchange`` after its event ``number``; None if one is gone."""
+        if exchange.lost > number or number > exchange.sent:
+            return None
+        return [(f"{exchange.number}-{n}", data)
+                for owner, n, data in self._events if owner is exchange and n > number]
 
 
 class Channel:
@@ -51,20 +135,44 @@ class Channel:
 
     def __init__(self, *, shared: bool = False) -> None:
         # A shared channel (stateless clients) sends nothing a server starts: it
-        # could not tell which client it is for.
+        # could not tell which client it is for; nor are its streams resumable.
         self.shared = shared
         self._by_id: dict[str, Exchange] = {}
+        self._by_token: dict[str, Exchange] = {}  # progress tokens of the requests in flight
         self._posts: list[Exchange] = []
+        self._streams: dict[int, Exchange] = {}  # resumable streams by number
+        self._numbers = 0
+        self.replay = None if shared else Replay()
         self.standalone: Exchange | None = None
+        self._last_get: Exchange | None = None  # the newest GET stream: it may be resumed
         self._backlog: deque[bytes] = deque(maxlen=BACKLOG)
         self.ended = False
 
-    def open_post(self, request_ids: list[Any]) -> Exchange:
-        """A stream that ends once each of ``request_ids`` is answered."""
+    def _new_exchange(self, waiting: set[str] | None = None) -> Exchange:
+        if self.replay is None:
+            return Exchange(None, None, waiting)
+        self._forget_finished()
+        self._numbers += 1
+        exchange = self._streams[self._numbers] = Exchange(self._numbers, self.replay, waiting)
+        return exchange
+
+    def _forget_finished(self) -> None:
+        done = [number for number, exchange in self._streams.items()
+                if exchange.finished and exchange.kept == 0 and exchange.queue is None]
+        for number in done:
+            del self._streams[number]
+
+    def open_post(self, request_ids: list[Any], progress_tokens: Sequence[Any] = ()) -> Exchange:
+        """A stream that ends once each of ``request_ids`` is answered; the progress
+        notifications of its requests (by ``progress_tokens``) go out on it too."""
         keys = {id_key(request_id) for request_id in request_ids}
-        exchange = Exchange(keys)
+        exchange = self._new_exchange(keys)
         for key in keys:
             self._by_id[key] = exchange
+        for token in progress_tokens:
+            key = id_key(token)
+            exchange.tokens.add(key)
+            self._by_token[key] = exchange
         self._posts.append(exchange)
         if self.ended:
             exchange.finish()
@@ -74,24 +182,60 @@ class Channel:
         """The GET stream, with what waited for it; None if one is already open."""
         if self.standalone is not None:
             return None
-        exchange = self.standalone = Exchange()
-        while self._backlog:
-            exchange.put(self._backlog.popleft())
+        if self._last_get is not None and self._last_get.queue is None:
+            self._last_get.finish()  # a new GET stream: the one left before resumes no more
+        exchange = self.standalone = self._last_get = self._new_exchange()
+        self._drain_backlog(exchange)
         if self.ended:
             exchange.finish()
         return exchange
 
-    def close(self, exchange: Exchange) -> None:
-        """Forget a stream the client has left or that has ended."""
+    def _drain_backlog(self, exchange: Exchange) -> None:
+        while self._backlog:
+            exchange.put(self._backlog.popleft())
+
+    def resume(self, last_event_id: str) -> tuple[Exchange, asyncio.Queue[Event | None]] | None:
+        """The stream ``last_event_id`` belongs to, read again from the event after it;
+        None if that stream is unknown or an event after it is no longer kept."""
+        stream, _, number = last_event_id.strip().partition("-")
+        if not (stream.isdigit() and number.isdigit()) or self.replay is None:
+            return None
+        exchange = self._streams.get(int(stream))
+        if exchange is None:
+            return None
+        events = self.replay.after(exchange, int(number))
+        if events is None:
+            return None
+        queue = exchange.attach(events)
+        if exchange is self._last_get and not exchange.finished:
+            if self.standalone is None:
+                self.standalone = exchange  # the GET stream again, with what waited for it
+                self._drain_backlog(exchange)
+            elif self.standalone is not exchange:
+                exchange.finish()
+        elif exchange in self._posts:
+            self._posts.remove(exchange)
+            self._posts.append(exchange)  # the newest stream a client reads
+        return exchange, queue
+
+    def close(self, exchange: Exchange, queue: asyncio.Queue[Event | None] | None) -> None:
+        """The connection reading ``exchange`` through ``queue`` has ended.
+
+        A resumable stream stays, to be resumed; any other is forgotten.
+        """
+        if exchange.queue is not queue:
+            return  # a newer connection reads it now
+        exchange.queue = None
         if exchange is self.standalone:
             self.standalone = None
             return
+        if exchange.number is not None and not exchange.finished:
+            return  # what it is sent now is kept for a resumption
         for key in exchange.waiting:
             if self._by_id.get(key) is exchange:
                 del self._by_id[key]
         exchange.waiting.clear()
-        if exchange in self._posts:
-            self._posts.remove(exchange)
+        self._finished(exchange)
 
     def cancelled(self, request_id: Any) -> None:
         """The client cancelled a request: the relay drops its answer, so stop waiting."""
@@ -100,7 +244,17 @@ class Channel:
         if exchange is not None:
             exchange.waiting.discard(key)
             if not exchange.waiting:
-                exchange.finish()
+                self._finished(exchange)
+
+    def _finished(self, exchange: Exchange) -> None:
+        """Every request of ``exchange`` is answered (or cancelled): it ends."""
+        exchange.finish()
+        for token in exchange.tokens:
+            if self._by_token.get(token) is exchange:
+                del self._by_token[token]
+        exchange.tokens.clear()
+        if exchange.queue is None and exchange in self._posts:
+            self._posts.remove(exchange)
 
     def deliver(self, line: bytes) -> None:
         """Route one line the relay wrote for the client."""
@@ -136,16 +290,73 @@ class Channel:
             exchange.put(data)
             exchange.waiting.discard(key)
             if not exchange.waiting:
-                exchange.finish()
+                self._finished(exchange)
             return
+        if isinstance(message, dict) and message.get("method") == "notifications/progress":
+            params = message.get("params")
+            token = params.get("progressToken") if isinstance(params, dict) else None
+            try:
+                owner = self._by_token.get(id_key(token))
+            except (TypeError, ValueError):
+                owner = None
+            if owner is not None:
+                owner.put(data)  # on the stream of the request it reports on
+                return
+        reading = [post for post in self._posts if post.queue is not None and not post.finished]
         if self.shared:
             log.debug("dropped a server message: stateless clients have no stream for it")
         elif self.standalone is not None:
             self.standalone.put(data)
-        elif self._posts:
-            self._posts[-1].put(data)
+        elif reading:
+            reading[-1].put(data)
         else:
             self._backlog.append(data)
+
+
+def sse_events(
+    queue: asyncio.Queue[Event | None],
+    on_end: Callable[[], None],
+    *,
+    prime: str | None = None,
+    rewrite: Callable[[bytes], bytes] | None = None,
+) -> AsyncIterator[bytes]:
+    """The SSE body of one connection reading ``queue``; ``on_end`` runs when it ends.
+
+    ``prime``, an event id, is sent first as an event with no data (the 2025-11-25
+    revision's way to give a client a place to resume from before any message).
+    """
+
+    async def events() -> AsyncIterator[bytes]:
+        try:
+            if prime is not None:
+                yield b"id: " + prime.encode("ascii") + b"\ndata: \n\n"
+            while True:
+                try:
+                    event = await asyncio.wait_for(queue.get(), KEEPALIVE)
+                except asyncio.TimeoutError:
+                    yield b": keepalive\n\n"
+                    continue
+                if event is None:
+                    return
+                event_id, data = event
+                head = b"" if event_id is None else b"id: " + event_id.encode("ascii") + b"\n"
+                body = data if rewrite is None else rewrite(data)
+                yield head + b"event: message\ndata: " + body + b"\n\n"
+        finally:
+            on_end()
+
+    return events()
+
+
+def progress_tokens(messages: list[dict[str, Any]]) -> list[Any]:
+    """The progress tokens the requests among ``messages`` ask for."""
+    tokens = []
+    for message in messages:
+        params = message.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) and "id" in message else None
+        if isinstance(meta, dict) and "progressToken" in meta:
+            tokens.append(meta["progressToken"])
+    return tokens
 
 
 def restore_id(data: bytes, originals: dict[str, Any]) -> bytes:

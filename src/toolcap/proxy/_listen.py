@@ -1,17 +1,20 @@
 """What ``toolcap proxy --listen`` is told: the address, the token, the limits.
 
-Plain data and checks with no HTTP library, so the command line can check its
-options before the ``mcp`` extra's server is imported.
+Plain data, checks and the listening socket, with no HTTP library, so the command
+line can check its options before the ``mcp`` extra's server is imported.
 """
 
 from __future__ import annotations
 
 import hmac
 import ipaddress
+import socket
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-__all__ = ["ServeOptions", "bearer_valid", "is_loopback", "origin_allowed", "parse_listen"]
+__all__ = [
+    "ServeOptions", "bearer_valid", "bind_socket", "is_loopback", "origin_allowed", "parse_listen",
+]
 
 
 @dataclass(frozen=True)
@@ -70,3 +73,20 @@ def bearer_valid(authorization: str | None, token: str) -> bool:
     return scheme.lower() == "bearer" and hmac.compare_digest(
         given.strip().encode("utf-8", "replace"), token.encode("utf-8")
     )
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host``:``port`` (OSError if it cannot be had)."""
+    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+    # IPPROTO_TCP named: asyncio sets TCP_NODELAY only on sockets that say so, and
+    # without it each SSE event waits for the client's delayed ACK (40 ms).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+        sock.listen(256)
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(False)
+    return sock

@@ -16,7 +16,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import socket
 import time
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -27,9 +26,18 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from ._channel import Channel, Exchange, cancel_lines, id_key, restore_id
+from ._channel import (
+    Channel,
+    Event,
+    Exchange,
+    cancel_lines,
+    id_key,
+    progress_tokens,
+    restore_id,
+    sse_events,
+)
 from ._contracts import Hooks, Upstream, dumps, print_error
-from ._listen import ServeOptions, bearer_valid, origin_allowed
+from ._listen import ServeOptions, bearer_valid, bind_socket, origin_allowed
 from ._sessions import RelaySession, SessionTable
 from ._upstream import UpstreamStartError
 
@@ -42,7 +50,10 @@ SESSION_HEADER = "mcp-session-id"
 PROTOCOL_HEADER = "mcp-protocol-version"
 # Revisions whose requests stand alone: no initialize, no session (2026-07-28 on).
 STATELESS_REVISIONS = frozenset({"2026-07-28"})
-KEEPALIVE = 15.0  # seconds between SSE comments on a quiet stream: finds clients gone away
+LAST_EVENT_HEADER = "last-event-id"
+# Revisions whose clients expect a resumable stream primed with an event of no data
+# (named, not compared: revisions are a set, and 2026-07-28 dropped resumption).
+PRIMED_REVISIONS = frozenset({"2025-11-25"})
 _INVALID_REQUEST = -32600
 _PARSE_ERROR = -32700
 
@@ -54,8 +65,9 @@ def _error(
     return Response(dumps(body), status, headers=headers, media_type="application/json")
 
 
-def _sse(data: bytes) -> bytes:
-    return b"event: message\ndata: " + data + b"\n\n"
+def _primes(request: Request) -> bool:
+    """Whether the client's revision expects a stream primed with an event id."""
+    return request.headers.get(PROTOCOL_HEADER) in PRIMED_REVISIONS
 
 
 class _Server:
@@ -163,11 +175,11 @@ class _Server:
             if not session.send(line):
                 return _error(404, "toolcap proxy: no such session (it ended); start a new one")
             return Response(status_code=202, headers={SESSION_HEADER: session.id})
-        exchange = channel.open_post(request_ids)
+        exchange = channel.open_post(request_ids, progress_tokens(messages))
         session.open_streams += 1
         if not session.send(line):
             channel.end()
-        return self._stream(session, channel, exchange)
+        return self._stream(session, channel, exchange, exchange.queue, prime=_primes(request))
 
     async def _body(self, request: Request) -> bytes | None:
         chunks: list[bytes] = []
@@ -186,11 +198,24 @@ class _Server:
         if isinstance(found, Response):
             return found
         session, channel = found
-        exchange = channel.open_standalone()
-        if exchange is None:
+        last_event_id = request.headers.get(LAST_EVENT_HEADER)
+        if last_event_id is not None:
+            resumed = channel.resume(last_event_id)
+            if resumed is None:
+                return _error(
+                    410,
+                    f"toolcap proxy: cannot resume after event {last_event_id[:40]!r}: its "
+                    f"stream is unknown or what followed is no longer kept",
+                )
+            exchange, queue = resumed
+            session.open_streams += 1
+            return self._stream(session, channel, exchange, queue)
+        standalone = channel.open_standalone()
+        if standalone is None:
             return _error(409, "toolcap proxy: this session already has a GET stream open")
         session.open_streams += 1
-        return self._stream(session, channel, exchange)
+        return self._stream(session, channel, standalone, standalone.queue,
+                            prime=_primes(request))
 
     async def _delete(self, request: Request) -> Response:
         found = self._session_of(request)
@@ -226,7 +251,7 @@ class _Server:
         session.last_active = time.monotonic()
         if not session.send(line):
             channel.end()
-        return self._stream(session, channel, exchange, originals)
+        return self._stream(session, channel, exchange, exchange.queue, originals=originals)
 
     async def _shared_session(self) -> tuple[RelaySession, Channel] | Response:
         async with self._shared_lock:
@@ -245,32 +270,33 @@ class _Server:
         session: RelaySession,
         channel: Channel,
         exchange: Exchange,
+        queue: asyncio.Queue[Event | None] | None,
+        *,
         originals: dict[str, Any] | None = None,
+        prime: bool = False,
     ) -> Response:
-        async def events() -> AsyncIterator[bytes]:
-            try:
-                while True:
-                    try:
-                        data = await asyncio.wait_for(exchange.queue.get(), KEEPALIVE)
-                    except asyncio.TimeoutError:
-                        yield b": keepalive\n\n"
-                        continue
-                    if data is None:
-                        return
-                    yield _sse(data if originals is None else restore_id(data, originals))
-            finally:
-                if originals is not None:
-                    # A stateless client cancels by closing its stream.
-                    for line in cancel_lines(exchange.waiting):
-                        session.send(line)
-                channel.close(exchange)
-                session.open_streams -= 1
-                session.last_active = time.monotonic()
+        """The SSE response of one connection reading ``exchange`` through ``queue``."""
+        assert queue is not None
 
+        def on_end() -> None:
+            if originals is not None:
+                # A stateless client cancels by closing its stream.
+                for line in cancel_lines(exchange.waiting):
+                    session.send(line)
+            channel.close(exchange, queue)
+            session.open_streams -= 1
+            session.last_active = time.monotonic()
+
+        body = sse_events(
+            queue,
+            on_end,
+            prime=f"{exchange.number}-0" if prime and exchange.number is not None else None,
+            rewrite=None if originals is None else lambda data: restore_id(data, originals),
+        )
         headers = {"Cache-Control": "no-cache, no-transform"}
         if originals is None:
             headers[SESSION_HEADER] = session.id
-        return StreamingResponse(events(), media_type="text/event-stream", headers=headers)
+        return StreamingResponse(body, media_type="text/event-stream", headers=headers)
 
     # -- sessions -------------------------------------------------------------
 
@@ -369,20 +395,6 @@ def build_app(
     return Starlette(routes=[route], lifespan=lifespan)
 
 
-def _bind(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host.strip("[]"), port))
-        sock.listen(256)
-    except OSError:
-        sock.close()
-        raise
-    sock.set_inheritable(False)
-    return sock
-
-
 def serve_http(
     options: ServeOptions,
     make_upstream: Callable[[], Upstream],
@@ -392,7 +404,7 @@ def serve_http(
     import uvicorn
 
     try:
-        sock = _bind(options.host, options.port)
+        sock = bind_socket(options.host, options.port)
     except OSError as exc:
         print_error(
             f"toolcap proxy: cannot listen on {options.host}:{options.port}: {exc.strerror or exc}"
