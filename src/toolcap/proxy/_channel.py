@@ -33,7 +33,7 @@ from typing import Any
 from ._contracts import dumps
 
 __all__ = [
-    "Channel", "Event", "Exchange", "Replay", "cancel_lines", "id_key", "progress_tokens",
+    "Channel", "Event", "Exchange", "Replay", "cancel_lines", "id_key", "primed", "progress_tokens",
     "restore_id", "sse_events",
 ]
 
@@ -44,6 +44,8 @@ BACKLOG = 256
 #: Events each session keeps for resumption, and their bytes at most.
 REPLAY_EVENTS = 256
 REPLAY_BYTES = 4 << 20
+#: Revisions whose clients expect a resumable stream primed with an event of no data.
+PRIMED_REVISIONS = frozenset({"2025-11-25"})
 KEEPALIVE = 15.0  # seconds between SSE comments on a quiet stream: finds clients gone away
 
 #: One SSE event: its id (None: not resumable) and its message; None ends the stream.
@@ -346,6 +348,12 @@ def sse_events(
             on_end()
 
     return events()
+
+
+def primed(revision: str | None) -> bool:
+    """Whether a client of ``revision`` expects a stream primed with an event id (named,
+    not compared: revisions are a set, and 2026-07-28 dropped resumption)."""
+    return revision in PRIMED_REVISIONS
 
 
 def progress_tokens(messages: list[dict[str, Any]]) -> list[Any]:

@@ -32,6 +32,7 @@ from ._channel import (
     Exchange,
     cancel_lines,
     id_key,
+    primed,
     progress_tokens,
     restore_id,
     sse_events,
@@ -51,9 +52,6 @@ PROTOCOL_HEADER = "mcp-protocol-version"
 # Revisions whose requests stand alone: no initialize, no session (2026-07-28 on).
 STATELESS_REVISIONS = frozenset({"2026-07-28"})
 LAST_EVENT_HEADER = "last-event-id"
-# Revisions whose clients expect a resumable stream primed with an event of no data
-# (named, not compared: revisions are a set, and 2026-07-28 dropped resumption).
-PRIMED_REVISIONS = frozenset({"2025-11-25"})
 _INVALID_REQUEST = -32600
 _PARSE_ERROR = -32700
 
@@ -63,11 +61,6 @@ def _error(
 ) -> Response:
     body = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": text}}
     return Response(dumps(body), status, headers=headers, media_type="application/json")
-
-
-def _primes(request: Request) -> bool:
-    """Whether the client's revision expects a stream primed with an event id."""
-    return request.headers.get(PROTOCOL_HEADER) in PRIMED_REVISIONS
 
 
 class _Server:
@@ -179,7 +172,8 @@ class _Server:
         session.open_streams += 1
         if not session.send(line):
             channel.end()
-        return self._stream(session, channel, exchange, exchange.queue, prime=_primes(request))
+        prime = primed(request.headers.get(PROTOCOL_HEADER))
+        return self._stream(session, channel, exchange, exchange.queue, prime=prime)
 
     async def _body(self, request: Request) -> bytes | None:
         chunks: list[bytes] = []
@@ -215,7 +209,7 @@ class _Server:
             return _error(409, "toolcap proxy: this session already has a GET stream open")
         session.open_streams += 1
         return self._stream(session, channel, standalone, standalone.queue,
-                            prime=_primes(request))
+                            prime=primed(request.headers.get(PROTOCOL_HEADER)))
 
     async def _delete(self, request: Request) -> Response:
         found = self._session_of(request)
