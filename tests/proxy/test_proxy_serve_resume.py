@@ -11,10 +11,9 @@ from typing import Any
 
 import httpx2
 import pytest
-from anyio.from_thread import BlockingPortal
 
-from proxy.proxy_helpers import BIGSERVER, base_env, text_of, write_config
-from proxy.serve_helpers import HttpClient, Listener
+from proxy.proxy_helpers import BIGSERVER, base_env, write_config
+from proxy.serve_helpers import Listener
 
 REVISION = "2025-11-25"
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
@@ -137,24 +136,3 @@ def test_a_resumption_from_an_unknown_event_is_refused(listener: Listener) -> No
             assert "cannot resume" in response.json()["error"]["message"]
     finally:
         session.close()
-
-
-def test_the_sdk_client_sees_every_progress_event_and_the_result_once(
-    listener: Listener, portal: BlockingPortal
-) -> None:
-    with HttpClient(portal, listener.url) as client:
-        progress: list[float] = []
-
-        async def call() -> Any:
-            assert client.session is not None
-
-            async def note(value: float, total: float | None, message: str | None) -> None:
-                progress.append(value)
-
-            await client.session.call_tool("release", {"token": "sdk"})
-            return await client.session.call_tool("gate", {"token": "sdk"},
-                                                  progress_callback=note)
-
-        result = portal.call(call)
-        assert text_of(result) == ["passed the gate sdk"]
-        assert progress == [1, 2]
