@@ -1,4 +1,5 @@
-"""``toolcap compact`` on the session files of real agents: Claude Code and Codex CLI."""
+"""``toolcap compact`` and ``toolcap repair`` on the session files of real agents: Claude Code
+and Codex CLI (and single JSON documents), in bounded memory."""
 
 from __future__ import annotations
 
@@ -272,11 +273,10 @@ def test_a_target_above_the_trigger_is_a_usage_error(toolcap: Toolcap) -> None:
     assert b"--target" in result.stderr and result.stderr.count(b"\n") == 1
 
 
-def test_a_large_session_is_compacted_in_bounded_memory(toolcap: Toolcap) -> None:
-    """About 96 MB of records of up to 1 MB: the peak RSS stays far below the file."""
-    source = toolcap.home / "big.jsonl"
+def write_large_session(path: Path) -> None:
+    """About 96 MB of Codex rollout records, outputs of 125 KB to 500 KB."""
     block = "".join(f"log line {n:06d} — status ok\n" for n in range(4000))
-    with source.open("w", encoding="utf-8") as stream:
+    with path.open("w", encoding="utf-8") as stream:
         for n in range(400):
             stream.write(json.dumps({"type": "response_item", "payload": {
                 "type": "function_call", "name": "shell", "arguments": "{}",
@@ -284,20 +284,31 @@ def test_a_large_session_is_compacted_in_bounded_memory(toolcap: Toolcap) -> Non
             stream.write(json.dumps({"type": "response_item", "payload": {
                 "type": "function_call_output", "call_id": f"c{n}",
                 "output": block * (1 + n % 4)}}) + "\n")
-    size = source.stat().st_size
-    assert size > 90 << 20
+
+
+def peak_rss(toolcap: Toolcap, *args: str) -> tuple[int, int]:
+    """Exit status and peak RSS in bytes of ``toolcap ARGS``, in a process of its own."""
     measure = ("import resource, subprocess, sys; "
                "status = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode; "
                "print(status, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
-    toolcap_path = shutil.which("toolcap", path=str(Path(sys.executable).parent))
-    assert toolcap_path is not None
-    result = subprocess.run(
-        [sys.executable, "-c", measure, toolcap_path, "compact", str(source), "--target",
-         "1MB", "-o", str(toolcap.home / "out.jsonl")],
-        capture_output=True, env=toolcap.env, timeout=600, check=False)
+    command = shutil.which("toolcap", path=str(Path(sys.executable).parent))
+    assert command is not None
+    result = subprocess.run([sys.executable, "-c", measure, command, *args],
+                            capture_output=True, env=toolcap.env, timeout=600, check=False)
     status, peak_kb = result.stdout.decode().split()
-    assert status == "0", result.stderr
-    assert int(peak_kb) * 1024 < size / 2, f"peak RSS {int(peak_kb) >> 10} MB for {size >> 20} MB"
+    return int(status), int(peak_kb) * 1024
+
+
+def test_a_large_session_is_compacted_in_bounded_memory(toolcap: Toolcap) -> None:
+    """About 96 MB of records of up to 500 KB: the peak RSS stays far below the file."""
+    source = toolcap.home / "big.jsonl"
+    write_large_session(source)
+    size = source.stat().st_size
+    assert size > 90 << 20
+    status, peak = peak_rss(toolcap, "compact", str(source), "--target", "1MB",
+                            "-o", str(toolcap.home / "out.jsonl"))
+    assert status == 0
+    assert peak < size / 2, f"peak RSS {peak >> 20} MB for {size >> 20} MB"
     assert (toolcap.home / "out.jsonl").stat().st_size < 4 << 20
 
 
@@ -336,3 +347,73 @@ def test_a_single_json_document_is_compacted_by_its_elements(toolcap: Toolcap, n
     assert len(edits) >= 2
     # Every other byte is the original's: the file is the original with those values replaced.
     assert after == splice(before, edits, ensure_ascii=before.isascii())
+
+
+# -- toolcap repair on the same files ---------------------------------------------------
+
+CUT = re.compile(r"\[toolcap: output truncated, kept [^\]]*?(toolcap:[0-9a-f]{32})")
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+def test_repair_bounds_the_5mb_last_output_and_its_copy_leaving_every_other_line(
+    toolcap: Toolcap, name: str
+) -> None:
+    source = broken_session(name, toolcap.home)
+    before = source.read_bytes()
+    result = toolcap("repair", str(source), "--over", "64KB", "--in-place")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.decode().splitlines()
+    assert lines[-1] == f"updated {source} (backup: {source}.bak)"
+    assert lines[-2].startswith("bounded 1 of ")
+    assert lines[0].split()[2] in ("Bash", "shell") and "5.0 MB → " in lines[0]
+    after = source.read_bytes()
+    assert len(before) > FIVE_MB and len(after) < 256 * 1024
+    old_lines, new_lines = before.split(b"\n"), after.split(b"\n")
+    changed = [i for i, (a, b) in enumerate(zip(old_lines, new_lines, strict=True)) if a != b]
+    assert changed == [len(old_lines) - 2]  # the last record only
+    old_record, new_record = json.loads(old_lines[-2]), json.loads(new_lines[-2])
+    for path in output_places(old_record):
+        (old_place, old_key), (new_place, new_key) = _at(old_record, path), _at(new_record, path)
+        text = new_place[new_key]
+        assert len(text.encode()) <= 64 * 1024
+        (reference,) = CUT.findall(text)
+        assert toolcap("artifacts", "cat", reference).stdout == old_place[old_key].encode()
+        new_place[new_key] = old_place[old_key]
+    assert new_record == old_record
+    again = toolcap("repair", str(source), "--over", "64KB")
+    assert again.stdout.decode().splitlines()[-1].startswith("would bound 0 of ")
+
+
+def test_repair_with_a_store_that_fails_cuts_nothing(toolcap: Toolcap) -> None:
+    source = broken_session("codex_rollout.jsonl", toolcap.home)
+    before = source.read_bytes()
+    (toolcap.home / "a-file").write_text("not a directory")
+    broken = {"TOOLCAP_ARTIFACTS": str(toolcap.home / "a-file" / "store")}
+    result = toolcap("repair", str(source), "--over", "64KB", "-o", "out.jsonl", env=broken)
+    assert result.returncode == 1
+    error = result.stderr.decode()
+    assert error.count("\n") == 1 and error.startswith("toolcap: not bounded: 1 tool response")
+    assert "left whole" in result.stdout.decode()
+    assert (toolcap.home / "out.jsonl").read_bytes() == before
+
+
+def test_repair_reads_a_last_line_cut_short_and_says_so(toolcap: Toolcap) -> None:
+    source = copy("claude_code.jsonl", toolcap.home)
+    with source.open("ab") as stream:
+        stream.write(b'{"type":"user","message":{"role":"user","content":[{"type":"tool_re')
+    result = toolcap("repair", str(source), "--over", "8KB", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    assert "cut short" in result.stdout.decode()
+    assert result.stdout.decode().splitlines()[-1].startswith("would bound 1 of 5 ")
+
+
+def test_a_large_session_is_repaired_in_bounded_memory(toolcap: Toolcap) -> None:
+    """The same 96 MB session: repair no longer holds the file (it held about 3x)."""
+    source = toolcap.home / "big.jsonl"
+    write_large_session(source)
+    size = source.stat().st_size
+    status, peak = peak_rss(toolcap, "repair", str(source), "--over", "64KB",
+                            "-o", str(toolcap.home / "out.jsonl"))
+    assert status == 0
+    assert peak < size / 2, f"peak RSS {peak >> 20} MB for {size >> 20} MB"
+    assert (toolcap.home / "out.jsonl").stat().st_size < size / 4

@@ -164,7 +164,7 @@ def test_no_spill_bounds_without_storing(toolcap: Toolcap) -> None:
 
 @pytest.mark.parametrize("name, where", [
     ("malformed.json", "line 3, column 19 (byte offset 57): expected ',' or '}'"),
-    ("malformed.jsonl", "line 2, column 31 (byte offset 64): invalid string"),
+    ("malformed.jsonl", "line 2, column 29 (byte offset 62): invalid string: unterminated"),
 ])
 def test_malformed_input_is_a_one_line_error_naming_the_place(
     toolcap: Toolcap, name: str, where: str
@@ -250,16 +250,16 @@ def test_in_place_refuses_rather_than_drop_a_line_appended_while_it_runs(
 ) -> None:
     source = copy("chat.jsonl", toolcap.home)
     original = source.read_bytes()
-    real_splice = repair_cli.splice_pieces
+    real_rewrite = repair_cli.rewrite
 
-    def splice_while_another_process_appends(*args: Any, **kwargs: Any) -> Iterator[str]:
-        # The file was read and its responses bounded; the new text is being written.
-        pieces = real_splice(*args, **kwargs)
+    def rewrite_while_another_process_appends(*args: Any, **kwargs: Any) -> Iterator[bytes]:
+        # The file was read and its responses found; the new file is being written.
+        pieces = real_rewrite(*args, **kwargs)
         yield next(pieces)
         _append_from_another_process(source)
         yield from pieces
 
-    monkeypatch.setattr(repair_cli, "splice_pieces", splice_while_another_process_appends)
+    monkeypatch.setattr(repair_cli, "rewrite", rewrite_while_another_process_appends)
     monkeypatch.chdir(toolcap.home)
     for name, value in toolcap.env.items():
         if name.startswith("TOOLCAP_"):
@@ -272,7 +272,7 @@ def test_in_place_refuses_rather_than_drop_a_line_appended_while_it_runs(
     assert source.read_bytes() == original + APPENDED.encode()
     assert sorted(os.listdir(toolcap.home)) == ["artifacts", "chat.jsonl"]
     # Run again once it is idle: the line written meanwhile is in the repaired file.
-    monkeypatch.setattr(repair_cli, "splice_pieces", real_splice)
+    monkeypatch.setattr(repair_cli, "rewrite", real_rewrite)
     assert main(["repair", str(source), "--over", "2KB", "--in-place"]) == 0
     assert source.read_bytes().endswith(APPENDED.encode())
     assert (toolcap.home / "chat.jsonl.bak").read_bytes() == original + APPENDED.encode()

@@ -9,8 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolcap.core._errors import RepairError
-from toolcap.sessions._records import detect_lines, read_records
+from toolcap.sessions._records import PlacedError, detect_lines, placed, read_records
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(alphabet='a"\\]}[{ é\n\u2028'),
@@ -34,16 +33,19 @@ def test_each_element_of_a_document_is_found_exactly_whatever_the_reads(
 
 
 @pytest.mark.parametrize(("data", "message"), [
-    (b'{"hello": 1}', "not a conversation"),
-    (b"[1, 2", "expected ',' or ']'"),
-    (b'[{"a": "x}]', "a string that does not end"),
-    (b"[1] x", "unexpected text after the JSON value"),
-    (b'{"messages": [1]} {', "unexpected text after the JSON value"),
+    (b'{"hello": 1}', "line 1, column 12 (byte offset 11): not a conversation"),
+    (b"[1,\n 2", "line 2, column 3 (byte offset 6): expected ',' or ']'"),
+    (b'[{"a": "x}]', "line 1, column 8 (byte offset 7): a string that does not end"),
+    (b"[1] x", "line 1, column 5 (byte offset 4): unexpected text after the JSON value"),
+    (b'{"messages": ["\xc3\xa9"]} {', "line 1, column 21 (byte offset 21): unexpected text"),
 ])
-def test_a_document_that_is_not_a_session_names_the_byte_offset(data: bytes, message: str) -> None:
-    with pytest.raises(RepairError, match=message) as error:
-        list(read_records(io.BytesIO(data), lines=False))
-    assert str(error.value).startswith("byte offset ")
+def test_a_document_that_is_not_a_session_names_line_column_and_byte_offset(
+    data: bytes, message: str
+) -> None:
+    stream = io.BytesIO(data)
+    with pytest.raises(PlacedError) as error:
+        list(read_records(stream, lines=False))
+    assert str(placed(error.value, stream)).startswith(message)
 
 
 def test_json_lines_records_keep_their_line_numbers_and_say_when_cut_short() -> None:

@@ -20,7 +20,7 @@ from ..adapters._compact import DEFAULT_KEEP_RECENT, DEFAULT_TRIGGER, compaction
 from ..core._errors import ConfigError, RepairError
 from ..core._refs import reference_for
 from ..core._sizes import human_size
-from ..sessions._compact import Kept, Survey, keep_originals, plan, rewrite, survey
+from ..sessions._compact import Kept, Survey, compacted, keep_originals, plan, survey
 from ._common import CommandError, add_config_options, load_cli_config
 from ._files import add_rewrite_options, atomic_write, open_session, rewrite_in_place
 from ._progress import progress
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
             done = None
             if writing:
                 bar.step("writing")
-                data = rewrite(stream, found, masked, kept, progress=bar.advance)
+                data = compacted(stream, found, masked, kept, progress=bar.advance)
                 if args.output:
                     atomic_write(Path(args.output), data, like=path)
                     done = f"wrote {args.output}"
@@ -117,7 +117,7 @@ def _keeper(policy: Policy | None) -> Any:
 
 
 def _record_bytes(found: Survey, indices: list[int]) -> int:
-    records = {found.outputs[i].offset: found.outputs[i].length for i in indices}
+    records = {found.outputs[i].place.offset: found.outputs[i].place.length for i in indices}
     return sum(records.values())
 
 

@@ -21,6 +21,8 @@ error result (internal):
 * :class:`ToolNameConflict`: the MCP server already has the proxy's own tool's name.
 * :class:`WriterClosed`: the reader of a pipe the proxy writes to has gone away.
 * :class:`JSONSpanError` (a ``ValueError``): text that is not JSON, with where.
+* :class:`PlacedError` (a :class:`RepairError`): a session file that cannot be read,
+  at a byte offset whose line and column the reader of the file then names.
 * :class:`JsonSyntaxError` (a ``ValueError``): an MCP client's configuration file that
   is not JSON (nor JSONC), with its line and column.
 """
@@ -36,6 +38,7 @@ __all__ = [
     "InvalidReferenceError",
     "JSONSpanError",
     "JsonSyntaxError",
+    "PlacedError",
     "RepairError",
     "StoreError",
     "ToolNameConflict",
@@ -105,6 +108,17 @@ class RepairError(ValueError):
 
 
 # -- internal ----------------------------------------------------------------------
+
+
+class PlacedError(RepairError):
+    """A session file that cannot be read at byte ``offset``; whoever holds the file
+    names the line (and, with ``column``, the column)."""
+
+    def __init__(self, message: str, offset: int, *, column: bool = True) -> None:
+        super().__init__(message)
+        self.message = message
+        self.offset = offset
+        self.column = column
 
 
 class CommandError(Exception):

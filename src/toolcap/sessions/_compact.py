@@ -10,7 +10,7 @@ that the file is never held whole. Three steps over the file:
 2. :func:`keep_originals` reads back only the records of the outputs to mask and
    stores their originals (and the long strings of their second copies); an
    output that cannot be stored is planned around (:func:`plan`'s ``unavailable``).
-3. :func:`rewrite` copies the file through, rewriting only those records: every
+3. :func:`compacted` copies the file through, rewriting only those records: every
    other byte is copied as it was.
 
 Memory is the largest record plus a few dozen bytes per tool output.
@@ -22,7 +22,12 @@ from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from ..adapters._compact import CompactionSettings, content_size, original_of, placeholder_of
+from ..adapters._compact import (
+    CompactionSettings,
+    content_size,
+    original_of,
+    placeholder_of,
+)
 from ..core._compaction import (
     SAMPLE_REFERENCE,
     Output,
@@ -31,21 +36,16 @@ from ..core._compaction import (
     plan_compaction,
     render_placeholder,
 )
-from ..core._errors import RepairError
 from ..core._utf8 import sanitize, utf8_size
 from ._jsonspan import Located
-from ._records import Record, read_records
-from ._repair import splice_pieces
-from ._session import ParsedRecord, parse_record
+from ._rewrite import Place, Reading, records_at, rewrite
+from ._session import ParsedRecord
 
-__all__ = ["Keeper", "Measured", "Survey", "keep_originals", "plan", "rewrite", "survey"]
+__all__ = ["Keeper", "Kept", "Measured", "Survey", "compacted", "keep_originals", "plan", "survey"]
 
 Progress = Callable[[int], None]
 #: Stores bytes: ``(reference, None)`` or ``(None, why)`` (:meth:`toolcap.Policy.keep`).
 Keeper = Callable[[bytes, str], tuple[str | None, str | None]]
-
-_COPY_CHUNK = 1 << 20
-
 
 @dataclass(frozen=True)
 class Measured:
@@ -54,10 +54,7 @@ class Measured:
     where: str
     tool: str
     call_id: str | None
-    offset: int  # of its record
-    length: int
-    number: int
-    position: int  # among the outputs of its record
+    place: Place
     size: int
     placeholder: int
     masked: bool
@@ -75,6 +72,10 @@ class Survey:
     #: A last line cut short (an agent stopped mid-write): left as it is, and said.
     cut_short: str | None = None
 
+    @property
+    def places(self) -> list[Place]:
+        return [output.place for output in self.outputs]
+
     def tool(self, output: Measured) -> str:
         """Its tool, named by its call wherever in the file the call is."""
         named = self.names.get(output.call_id) if output.call_id is not None else None
@@ -84,24 +85,18 @@ class Survey:
 def survey(stream: BinaryIO, *, lines: bool, progress: Progress | None = None) -> Survey:
     """Read the whole file once; keep the measure of each output (see the module)."""
     found = Survey(lines)
-    turn, answered, reached = 0, True, 0
-    for record in read_records(stream, lines=lines):
-        try:
-            parsed = parse_record(record, lines=lines)
-        except RepairError as error:
-            if not (lines and not record.complete and _at_end(stream)):
-                raise
-            found.cut_short = (f"{error}: the last line, cut short (the agent stopped in the "
-                               "middle of writing it?); left as it is")
-            break
+    turn, answered = 0, True
+    reading = Reading(stream, lines=lines, progress=progress)
+    for parsed in reading:
         found.names.update(parsed.calls)
-        position = 0
+        position = -1
         for event in parsed.events:
             if event is None:
                 if answered:  # consecutive model records are one turn (Claude Code splits one)
                     turn, answered = turn + 1, False
                 continue
             answered = True
+            position += 1
             size = content_size(event.content)
             if size is None:
                 continue
@@ -111,18 +106,11 @@ def survey(stream: BinaryIO, *, lines: bool, progress: Progress | None = None) -
             tool = found.names.get(event.call_id or "") or event.tool
             placeholder = 0 if masked else utf8_size(
                 placeholder_of(tool, event.content, SAMPLE_REFERENCE))
-            found.outputs.append(Measured(event.where, event.tool, event.call_id, record.offset,
-                                          len(record.data), record.number, position, size,
-                                          placeholder, masked, turn))
-            position += 1
-        if progress is not None:
-            progress(record.end - reached)
-            reached = record.end
+            found.outputs.append(Measured(event.where, event.tool, event.call_id,
+                                          reading.place(parsed, position), size, placeholder,
+                                          masked, turn))
+    found.cut_short = reading.cut_short
     return found
-
-
-def _at_end(stream: BinaryIO) -> bool:
-    return not stream.read(1)
 
 
 def plan(found: Survey, settings: CompactionSettings, *, exclude: Collection[str],
@@ -149,11 +137,11 @@ class Kept:
 def keep_originals(stream: BinaryIO, found: Survey, mask: Collection[int], keeper: Keeper,
                    kept: Kept, *, progress: Progress | None = None) -> None:
     """Store the originals of the outputs in ``mask`` not stored yet, into ``kept``."""
-    todo = sorted(index for index in mask if index not in kept.references)
-    for record, group in _by_record(stream, found, todo):
+    todo = [index for index in mask if index not in kept.references]
+    for record, group in records_at(stream, found.places, todo, lines=found.lines):
         outputs = record.outputs
         for index in group:
-            output = outputs[found.outputs[index].position]
+            output = outputs[found.outputs[index].place.position]
             reference, why = keeper(original_of(output.content), found.tool(found.outputs[index]))
             if reference is None:
                 kept.failures[index] = why or "the store failed"
@@ -171,63 +159,28 @@ def keep_originals(stream: BinaryIO, found: Survey, mask: Collection[int], keepe
             progress(len(record.record.data))
 
 
-def rewrite(stream: BinaryIO, found: Survey, mask: Collection[int], kept: Kept, *,
-            progress: Progress | None = None) -> Iterator[bytes]:
+def compacted(stream: BinaryIO, found: Survey, mask: Collection[int], kept: Kept, *,
+              progress: Progress | None = None) -> Iterator[bytes]:
     """The file, in pieces, with the masked outputs (those stored) replaced by their
     placeholders; every other byte as it was."""
-    done = [index for index in sorted(mask) if index in kept.references]
-    at = 0
-    for record, group in _by_record(stream, found, done):
-        yield from _copy(stream, at, record.record.offset, progress)
-        outputs = record.outputs
-        edits: list[tuple[Located, str]] = []
+
+    def edits(parsed: ParsedRecord, group: list[int]) -> list[tuple[Located, str]]:
+        outputs = parsed.outputs
+        changes: list[tuple[Located, str]] = []
         copied: set[int] = set()  # the outputs of one record share its second copy
         for index in group:
             measured = found.outputs[index]
-            output = outputs[measured.position]
+            output = outputs[measured.place.position]
             tool = found.tool(measured)
-            edits.append((output.content, placeholder_of(tool, output.content,
-                                                        kept.references[index])))
+            changes.append((output.content, placeholder_of(tool, output.content,
+                                                          kept.references[index])))
             for j, copy in enumerate(output.copies):
-                reference = kept.copies.get((record.record.offset, j))
+                reference = kept.copies.get((parsed.record.offset, j))
                 if reference is not None and j not in copied:
                     copied.add(j)
-                    edits.append((copy, render_placeholder(
+                    changes.append((copy, render_placeholder(
                         tool=tool, size=utf8_size(copy), reference=reference, text=copy)))
-        text = record.text
-        for piece in splice_pieces(text, edits, ensure_ascii=text.isascii()):
-            yield piece.encode("utf-8")
-        at = record.record.end
-        if progress is not None:
-            progress(len(record.record.data))
-    yield from _copy(stream, at, None, progress)
+        return changes
 
-
-def _by_record(stream: BinaryIO, found: Survey,
-               indices: list[int]) -> Iterator[tuple[ParsedRecord, list[int]]]:
-    """Each record holding some of ``indices`` (sorted), read back and parsed once."""
-    start = 0
-    while start < len(indices):
-        first = found.outputs[indices[start]]
-        stop = start
-        while stop < len(indices) and found.outputs[indices[stop]].offset == first.offset:
-            stop += 1
-        stream.seek(first.offset)
-        record = Record(first.offset, stream.read(first.length), first.number)
-        yield parse_record(record, lines=found.lines), indices[start:stop]
-        start = stop
-
-
-def _copy(stream: BinaryIO, start: int, stop: int | None,
-          progress: Progress | None) -> Iterator[bytes]:
-    """The file's bytes from ``start`` to ``stop`` (the end if ``None``), in chunks."""
-    at = start
-    while stop is None or at < stop:
-        stream.seek(at)  # the reading of a record in between moved it
-        chunk = stream.read(_COPY_CHUNK if stop is None else min(_COPY_CHUNK, stop - at))
-        if not chunk:
-            return
-        yield chunk
-        at += len(chunk)
-        if progress is not None:
-            progress(len(chunk))
+    done = [index for index in mask if index in kept.references]
+    return rewrite(stream, found.places, done, edits, lines=found.lines, progress=progress)

@@ -15,14 +15,16 @@ by :mod:`._jsonspan`, which checks it. Pure of policy: it reads, it does not dec
 
 from __future__ import annotations
 
+import codecs
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from ..core._errors import RepairError
+from ..core._errors import PlacedError, RepairError
 
-__all__ = ["Record", "detect_lines", "read_records"]
+__all__ = ["PlacedError", "Record", "detect_lines", "file_position", "placed", "read_records"]
 
 _CHUNK = 1 << 20
 # How much of the first line is read to tell JSON Lines from one JSON document.
@@ -32,8 +34,36 @@ _SPACE = b" \t\r\n"
 # Outside a string: the next byte that matters. Inside: the run up to a quote or the
 # end of the read (escapes taken whole). Both linear, neither backtracks.
 _STRUCTURE = re.compile(rb'["\[\]{}]')
-_STRING_RUN = re.compile(rb'[^"\\]*+(?:\\.[^"\\]*+)*+', re.S)
+_STRING_RUN = re.compile(rb'[^"\\]*+(?:\\.[^"\\]*+)*+', re.DOTALL)
 _SCALAR = re.compile(rb"[^,\]}\s]*+")
+
+
+def placed(error: PlacedError, stream: BinaryIO) -> RepairError:
+    """``error`` with its place named by line (and column) and byte offset in ``stream``."""
+    line, column = file_position(stream, error.offset)
+    where = f"line {line}, column {column}" if error.column else f"line {line}"
+    return RepairError(f"{where} (byte offset {error.offset}): {error.message}")
+
+
+def file_position(stream: BinaryIO, offset: int) -> tuple[int, int]:
+    """Line and column (both from 1; the column in characters) of byte ``offset``,
+    read from the start of ``stream`` in chunks."""
+    stream.seek(0)
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    line, column, at = 1, 0, 0
+    while at < offset:
+        chunk = stream.read(min(_CHUNK, offset - at))
+        if not chunk:
+            break
+        at += len(chunk)
+        newline = chunk.rfind(b"\n")
+        if newline >= 0:
+            line += chunk.count(b"\n")
+            decoder.reset()
+            column = len(decoder.decode(chunk[newline + 1 :]))
+        else:
+            column += len(decoder.decode(chunk))
+    return line, column + 1
 
 
 @dataclass(frozen=True)
@@ -68,8 +98,6 @@ def detect_lines(stream: BinaryIO) -> bool:
     rest = text[newline:].strip(_SPACE)
     if not rest:
         return False
-    import json
-
     try:
         json.loads(text[:newline])
     except ValueError:
@@ -138,8 +166,14 @@ class _Document:
             if not self._more():
                 return b""
 
-    def _fail(self, message: str, offset: int) -> RepairError:
-        return RepairError(f"byte offset {offset}: {message}")
+    def _fail(self, message: str, offset: int) -> PlacedError:
+        return PlacedError(message, offset)
+
+    def _unexpected(self, message: str, found: bytes) -> PlacedError:
+        """``message`` about the byte just read (``found``), or the end of the file."""
+        if not found:
+            return PlacedError(f"{message}, found the end of the text", self.at)
+        return PlacedError(message, self.at - 1)
 
     # -- scanning --------------------------------------------------------------------------
 
@@ -205,6 +239,8 @@ class _Document:
 
     def records(self) -> Iterator[Record]:
         first = self._byte()
+        if not first:
+            raise self._fail("expected a JSON value, found the end of the text", 0)
         if first == b"\xef":  # a byte order mark
             self.at += len(_BOM) - 1
             first = self._byte()
@@ -226,7 +262,7 @@ class _Document:
             if after == b"]":
                 break
             if after != b",":
-                raise self._fail("expected ',' or ']' after an element", max(self.at - 1, 0))
+                raise self._unexpected("expected ',' or ']' after an element", after)
         self._expect_end(closing=1 if self._in_object else 0)
 
     _in_object = False
@@ -239,10 +275,11 @@ class _Document:
             if quote == b"}":
                 break
             if quote != b'"':
-                raise self._fail("expected a member name in double quotes", self.at - 1)
+                raise self._unexpected("expected a member name in double quotes", quote)
             _, key = self._value_bytes(quote)
-            if self._byte() != b":":
-                raise self._fail("expected ':'", self.at - 1)
+            colon = self._byte()
+            if colon != b":":
+                raise self._unexpected("expected ':'", colon)
             first = self._byte()
             if key in (b'"messages"', b'"input"') and first == b"[":
                 return first
@@ -251,7 +288,7 @@ class _Document:
             if after == b"}":
                 break
             if after != b",":
-                raise self._fail("expected ',' or '}'", self.at - 1)
+                raise self._unexpected("expected ',' or '}'", after)
         return b""
 
     def _expect_end(self, *, closing: int) -> None:
@@ -262,13 +299,14 @@ class _Document:
                 if after == b"}":
                     break
                 if after != b",":
-                    raise self._fail("expected ',' or '}'", self.at - 1)
+                    raise self._unexpected("expected ',' or '}'", after)
                 quote = self._byte()
                 if quote != b'"':
-                    raise self._fail("expected a member name in double quotes", self.at - 1)
+                    raise self._unexpected("expected a member name in double quotes", quote)
                 self._skip_string()
-                if self._byte() != b":":
-                    raise self._fail("expected ':'", self.at - 1)
+                colon = self._byte()
+                if colon != b":":
+                    raise self._unexpected("expected ':'", colon)
                 self._skip_value(self._byte())
         if self._byte():
             raise self._fail("unexpected text after the JSON value", self.at - 1)

@@ -15,20 +15,22 @@ conversation is read as a live one is:
 
 A file is a JSON array of messages or items, an object holding them under
 ``messages`` or ``input``, or JSON Lines: one message or item per line, or one
-such object (a whole conversation) per line. Everything here is pure: it reads
-a text and returns spans; the command line does the I/O.
+such object (a whole conversation) per line; beside them, the session files of
+Claude Code and Codex CLI (:mod:`._session`). :func:`read_conversation` reads a
+file held in memory; the command line reads files of any size record by record
+(:mod:`._rewrite`).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+import io
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from ..core._errors import RepairError
-from ._jsonspan import JSONSpanError, Located, parse_value, position, skip_space
-from ._session import ANTHROPIC, CHAT, RESPONSES, ToolOutput, read_events
+from ._records import detect_lines
+from ._rewrite import Reading, splice, splice_pieces
+from ._session import ANTHROPIC, CHAT, RESPONSES, ToolOutput
 
 __all__ = [
     "ANTHROPIC",
@@ -41,6 +43,7 @@ __all__ = [
     "splice",
     "splice_pieces",
 ]
+
 
 @dataclass(frozen=True)
 class Conversation:
@@ -60,142 +63,38 @@ class Conversation:
 def read_conversation(
     data: bytes, *, lines: bool | None = None, progress: Callable[[int], None] | None = None
 ) -> Conversation:
-    """Parse a conversation file (``lines``: JSON Lines; ``None``: tell from the content).
+    """Parse a whole conversation file held in memory (``lines``: JSON Lines; ``None``:
+    tell from the content): the record-by-record reading of :mod:`._rewrite`, with each
+    located value's span made an index into the whole text.
 
-    ``progress`` gets the character index reached, now and then. Raises
-    :class:`RepairError` with the line, column and byte offset of a syntax error.
+    ``progress`` gets the bytes read, now and then. Raises :class:`RepairError` with
+    the line, column and byte offset of a syntax error.
     """
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
         raise RepairError(f"line {line} (byte offset {error.start}): invalid UTF-8") from None
-    del data  # the text holds the same: let a caller's temporary go before parsing
-    start = 1 if text.startswith("\ufeff") else 0
+    stream = io.BytesIO(data)
     if lines is None:
-        lines = _looks_like_lines(text, start)
-    try:
-        reader = _read_lines if lines else _read_json
-        documents = reader(text, start, progress)
-    except JSONSpanError as error:
-        line, column, offset = position(text, error.index)
-        raise RepairError(f"line {line}, column {column} (byte offset {offset}): {error}") from None
-    outputs: list[ToolOutput] = []
-    formats: list[str] = []
-    for label, items in documents:
-        for output in _find_outputs(items, label):
-            outputs.append(output)
-            if output.format not in formats:
-                formats.append(output.format)
-    return Conversation(text, lines, tuple(formats), tuple(outputs))
-
-
-def splice(text: str, edits: Sequence[tuple[Located, str]], *, ensure_ascii: bool) -> str:
-    """``text`` with each located string literal replaced by a new string value.
-
-    Only the literals change; every other character stays where it was.
-    """
-    return "".join(splice_pieces(text, edits, ensure_ascii=ensure_ascii))
-
-
-def splice_pieces(
-    text: str, edits: Sequence[tuple[Located, str]], *, ensure_ascii: bool
-) -> Iterator[str]:
-    """:func:`splice` in pieces, in order, so that a large file need not be joined."""
-    done = 0
-    for old, new in sorted(edits, key=lambda edit: edit[0].start):
-        if old.start < done:
-            raise ValueError("overlapping edits")
-        yield text[done : old.start]
-        yield json.dumps(new, ensure_ascii=ensure_ascii)
-        done = old.end
-    yield text[done:]
-
-
-# -- reading the file ---------------------------------------------------------------------
-
-Documents = list[tuple[Callable[[int], str], list[Any]]]
-
-
-def _looks_like_lines(text: str, start: int) -> bool:
-    index = skip_space(text, start)
-    if text.startswith("[", index):
-        return False
-    try:
-        _, end = parse_value(text, index)
-    except JSONSpanError:
-        return False  # read it as one document: the error then names its place
-    return skip_space(text, end) < len(text)
-
-
-def _read_json(text: str, start: int, progress: Callable[[int], None] | None) -> Documents:
-    index = skip_space(text, start)
-    value, end = parse_value(text, index, on_item=progress)
-    end = skip_space(text, end)
-    if end < len(text):
-        raise JSONSpanError("unexpected text after the JSON value", end)
-    items = _items_of(value)
-    if items is None:
-        raise JSONSpanError(
-            "not a conversation: expected an array of messages or items, or an object with "
-            "'messages' or 'input'", index)
-    return [(lambda i: f"message {i + 1}", items)]
-
-
-def _read_lines(text: str, start: int, progress: Callable[[int], None] | None) -> Documents:
-    loose: list[Any] = []
-    numbers: list[int] = []
-    documents: Documents = []
-    index, number = start, 0
-    while index < len(text):
-        number += 1
-        newline = text.find("\n", index)
-        stop = len(text) if newline < 0 else newline
-        first = skip_space(text, index, stop)
-        if first < stop:
-            value, end = parse_value(text, first)
-            if end > stop:
-                raise JSONSpanError("a JSON Lines value must fit on one line", first)
-            rest = skip_space(text, end, stop)
-            if rest < stop:
-                raise JSONSpanError("unexpected text after the JSON value on this line", rest)
-            if not isinstance(value, Mapping):
-                raise JSONSpanError("expected a JSON object on this line", first)
-            nested = _items_of(value)
-            if nested is not None and _is_container(value):
-                documents.append((_prefix(f"line {number}, "), nested))
-            else:
-                loose.append(value)
-                numbers.append(number)
-        if progress is not None:
-            progress(stop)
-        index = stop + 1
-    if loose:
-        documents.insert(0, (lambda i: f"line {numbers[i]}", loose))
-    return documents
-
-
-def _prefix(text: str) -> Callable[[int], str]:
-    return lambda i: f"{text}message {i + 1}"
-
-
-def _is_container(value: Mapping[str, Any]) -> bool:
-    # A message or item has a role or a type; a conversation holds them.
-    return "role" not in value and "type" not in value
-
-
-def _items_of(value: Any) -> list[Any] | None:
-    if isinstance(value, list):
-        return value
-    if isinstance(value, Mapping):
-        for key in ("messages", "input"):
-            if isinstance(value.get(key), list):
-                return list(value[key])
-    return None
-
-
-# -- finding the responses -----------------------------------------------------------------
-
-def _find_outputs(items: list[Any], label: Callable[[int], str]) -> Iterator[ToolOutput]:
-    return (event for event in read_events(items, label)
-            if event is not None and (event.whole or event.parts))
+        lines = detect_lines(stream)
+    found: list[ToolOutput] = []
+    names: dict[str, str] = {}
+    chars = done = 0  # characters before byte ``done``
+    for parsed in Reading(stream, lines=lines, progress=progress):
+        record = parsed.record
+        chars += len(data[done : record.offset].decode("utf-8"))
+        names.update(parsed.calls)
+        for output in parsed.outputs:
+            if output.whole or output.parts:
+                for value in {id(v): v for v in (*output.parts, *output.copies,
+                                                 output.content)}.values():
+                    if hasattr(value, "start"):
+                        value.start += chars
+                        value.end += chars
+                found.append(output)
+        chars += len(parsed.text)
+        done = record.end
+    outputs = tuple(replace(o, tool=names.get(o.call_id or "") or o.tool) for o in found)
+    formats = tuple(dict.fromkeys(output.format for output in outputs))
+    return Conversation(text, lines, formats, outputs)

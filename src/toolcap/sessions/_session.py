@@ -25,11 +25,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..adapters._common import Entry, text_of
-from ..adapters._shapes import call_pairs, chat_entries, message_entries, responses_entries
-from ..core._errors import RepairError
+from ..adapters._shapes import (
+    call_pairs,
+    chat_entries,
+    message_entries,
+    responses_entries,
+)
 from ..core._utf8 import utf8_size
-from ._jsonspan import JSONSpanError, Located, parse_value, position, skip_space
-from ._records import Record
+from ._jsonspan import JSONSpanError, Located, parse_value, skip_space
+from ._records import PlacedError, Record
 
 __all__ = [
     "ANTHROPIC",
@@ -39,6 +43,7 @@ __all__ = [
     "COPY_MIN_BYTES",
     "RESPONSES",
     "ParsedRecord",
+    "PlacedError",
     "ToolOutput",
     "parse_record",
     "read_events",
@@ -103,24 +108,24 @@ class ParsedRecord:
 
 
 def parse_record(record: Record, *, lines: bool) -> ParsedRecord:
-    """Read one record. Raises :class:`RepairError` naming the line (or element), the
-    column and the byte offset in the file of what cannot be read."""
-    where = f"line {record.number}" if lines else f"message {record.number}"
+    """Read one record. Raises :class:`PlacedError` with the byte offset in the file of
+    what cannot be read (the caller, who has the file, names its line and column)."""
     try:
         text = record.data.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise RepairError(
-            f"{where} (byte offset {record.offset + error.start}): invalid UTF-8") from None
+        raise PlacedError("invalid UTF-8", record.offset + error.start, column=False) from None
     try:
         value, end = parse_value(text, skip_space(text, 0))
         if skip_space(text, end) < len(text):
             raise JSONSpanError("unexpected text after the JSON value", skip_space(text, end))
     except JSONSpanError as error:
-        _, column, offset = position(text, error.index)
-        raise RepairError(f"{where}, column {column} (byte offset {record.offset + offset}): "
-                          f"{error}") from None
+        message = str(error)
+        if lines and error.index >= len(text):
+            message = "a JSON Lines value must fit on one line"
+        raise PlacedError(message, record.offset + utf8_size(text[: error.index])) from None
     if lines and not isinstance(value, Mapping):
-        raise RepairError(f"{where}: expected a JSON object on this line")
+        raise PlacedError("expected a JSON object on this line", record.offset)
+    where = f"line {record.number}" if lines else f"message {record.number}"
     calls: dict[str, str] = {}
     events: list[ToolOutput | None] = []
     for label, items, agent, copy in _unwrap(value, where, lines=lines):
