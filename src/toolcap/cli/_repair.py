@@ -61,6 +61,17 @@ def register(subparsers: Any) -> None:
 
 
 @dataclass(frozen=True)
+class _Row:
+    """What the timeline needs of a bounded response: sizes and references, not its text
+    (a thousand bounded responses must not be held)."""
+
+    original_bytes: int
+    delivered_bytes: int
+    artifacts: tuple[str, ...]
+    not_kept: str | None
+
+
+@dataclass(frozen=True)
 class _Chosen:
     """A tool response over SIZE, as the first pass keeps it: no content."""
 
@@ -86,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
             raise CommandError(f"{path}: {error}") from None
         policy = _policy(load_cli_config(args), chosen, over,
                          store=writing and not args.no_spill, spill=not args.no_spill)
-        rows: list[tuple[_Chosen, FinalizedResponse]] = []
+        rows: list[tuple[_Chosen, _Row]] = []
 
         keep = not args.no_spill  # a response whose original cannot be kept stays whole
 
@@ -98,7 +109,8 @@ def run(args: argparse.Namespace) -> int:
                 output = parsed.outputs[row.place.position]
                 result = _bounded(policy, row.tool, row.call_id, output.parts, output.whole,
                                   edits, keep=keep)
-                rows.append((row, result))
+                rows.append((row, _Row(result.original_bytes, result.delivered_bytes,
+                                       tuple(result.artifacts or ()), result.not_kept)))
                 if keep and not result.artifacts:
                     continue
                 for j, copy in enumerate(output.copies):
@@ -201,13 +213,13 @@ class _HashOnly:
         return reference_for(data)
 
 
-def _timeline(rows: list[tuple[_Chosen, FinalizedResponse]], total: int, formats: list[str],
+def _timeline(rows: list[tuple[_Chosen, _Row]], total: int, formats: list[str],
               lines: bool, over: int, *, writing: bool, spill: bool,
               cut_short: str | None) -> None:
     out = sys.stdout
     where_width = max((len(o.where) for o, _ in rows), default=0)
     tool_width = max((len(o.tool) for o, _ in rows), default=0)
-    def delivered(result: FinalizedResponse) -> int:
+    def delivered(result: _Row) -> int:
         left_whole = writing and spill and not result.artifacts
         return result.original_bytes if left_whole else result.delivered_bytes
 
