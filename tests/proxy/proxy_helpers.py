@@ -219,8 +219,10 @@ def load_bigserver() -> Any:
     spec = importlib.util.spec_from_file_location("toolcap_test_bigserver", BIGSERVER)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    # Registered first, so that its annotations resolve (pydantic looks the module up).
+    sys.modules.setdefault(spec.name, module)
     spec.loader.exec_module(module)
-    return module
+    return sys.modules[spec.name]
 
 
 class RawProxy:

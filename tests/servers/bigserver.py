@@ -18,6 +18,7 @@ from typing import Any
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.prompts.base import AssistantMessage, UserMessage
 from mcp.server.stdio import stdio_server
 from mcp_types import (
     AudioContent,
@@ -337,6 +338,20 @@ async def complete(ref: Any, argument: Any, context: Any) -> Completion:
 def greet(name: str) -> str:
     """A prompt that greets."""
     return f"Say hello to {name}."
+
+
+@server.prompt()
+def big_prompt(size: str, image: str = "0") -> list[Any]:
+    """A prompt whose first message is ``size`` bytes of numbered lines, then a short
+    reply and, when ``image`` is not 0, an image of that many bytes."""
+    messages = [
+        UserMessage(TextContent(text=numbered_text(int(size), "pr"))),
+        AssistantMessage(TextContent(text="Understood.")),
+    ]
+    if int(image):
+        data = base64.b64encode(payload(int(image), "prompt-image")).decode()
+        messages.append(UserMessage(ImageContent(data=data, mime_type="image/png")))
+    return messages
 
 
 async def _serve_stdio() -> None:

@@ -1,4 +1,4 @@
-"""Bounding MCP content: a ``CallToolResult`` and a ``resources/read`` result.
+"""Bounding MCP content: a ``CallToolResult``, a ``resources/read`` and a ``prompts/get`` result.
 
 One implementation for the library and the proxy. The rules:
 
@@ -15,9 +15,14 @@ One implementation for the library and the proxy. The rules:
   carry the uncut payload), stored, and a short text block says where it went.
 * With a wire budget, the text fields are finally projected so that their
   JSON serialization fits it (:func:`toolcap.core._json.project_json_blocks`).
+* A prompt's messages are bounded as one result's blocks, under the policy
+  name ``prompt:<name>``; a message whose block a collapse merged away is dropped.
+* A changed result carries a record of its cut in ``_meta["toolcap/cut"]``
+  (:mod:`toolcap.adapters._mcprecord`); a result another toolcap already bounded
+  as tightly, measured to be within every limit here, passes untouched.
 
-Results come in their JSON form (``dict``) or as the SDK's ``CallToolResult``;
-the SDK is imported only for the latter.
+Results come in their JSON form (``dict``) or as the SDK's models; the SDK is
+imported only for the latter.
 """
 
 from __future__ import annotations
@@ -27,22 +32,24 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from .._finalize import FinalizedResponse, Policy, ToolResponse
-from .._wire import Source, blocks_fit, fit_wire, held_source
+from .._finalize import Policy
 from ..core._default import DEFAULT, Default
 from ..core._json import dumps, json_size
-from ..core._media import Media, media_of, not_sent_note, resource_media
-from ..core._refs import format_ref
-from ..core._utf8 import sanitize
-from ._common import keep_media
+from ..core._media import not_sent_note, resource_media
+from ._mcpbound import REMOVED, Bounder, Slot, block_slots, overhead
+from ._mcprecord import PAYLOAD_FIELDS, bounded_upstream, with_record
 
 __all__ = [
     "BoundedResult",
     "bound_call_tool_result",
     "bound_call_tool_result_dict",
+    "bound_get_prompt_result",
+    "bound_get_prompt_result_dict",
     "bound_read_resource_result",
     "bound_read_resource_result_dict",
+    "prompt_tool_name",
     "resource_tool_name",
+    "result_limit",
 ]
 
 T = TypeVar("T")
@@ -69,174 +76,49 @@ def resource_tool_name(uri: str) -> str:
     return f"resource:{scheme or 'unknown'}"
 
 
-class _Slot:
-    """One text field of the result that takes part in the shared budget."""
-
-    def __init__(
-        self, text: str, overhead: int, blocks: list[Any], index: int, inner: str | None = None
-    ) -> None:
-        self.text = text
-        self.overhead = overhead  # JSON bytes of the enclosing object apart from the text string
-        self._blocks = blocks
-        self._index = index
-        self._inner = inner
-
-    def put(self, text: str) -> None:
-        self.text = text
-        block = self._blocks[self._index]
-        if self._inner is None:
-            self._blocks[self._index] = {**block, "text": text}
-        else:
-            self._blocks[self._index] = {**block, self._inner: {**block[self._inner], "text": text}}
-
-    def remove(self) -> None:
-        self._blocks[self._index] = _REMOVED
+def prompt_tool_name(name: str) -> str:
+    """The policy name for a prompt: ``prompt:<name>`` (``[tools."prompt:review"]``)."""
+    return f"prompt:{name}"
 
 
-_REMOVED: Any = object()
+def result_limit(policy: Policy, tool: str | None, wire_budget: int | None) -> int | None:
+    """The most bytes a result of ``tool`` holds once bounded (``None``: unbounded):
+    the least of its ``size_threshold``, the batch ceiling and ``wire_budget``."""
+    threshold = policy.for_tool(tool).size_threshold if tool is not None else None
+    limits = [policy.config.batch_ceiling, wire_budget, threshold]
+    return min((limit for limit in limits if limit is not None), default=None)
 
 
-class _Bounder:
-    """The work on one result; every step records what it stored."""
-
-    def __init__(
-        self,
-        policy: Policy,
-        tool: str,
-        call_id: str | None,
-        media_threshold: int | None,
-        wire_budget: int | None,
-    ) -> None:
-        self.policy = policy
-        self.tool = tool
-        self.call_id = call_id
-        self.media_threshold = media_threshold
-        self.wire_budget = wire_budget
-        self.artifacts: list[str] = []
-        self.changed = False
-
-    # -- media ---------------------------------------------------------------
-
-    def replace_media(self, media: Media | None) -> str | None:
-        """Store a medium over the media threshold whole; the text that stands in its place."""
-        limit = self.media_threshold
-        if media is None or limit is None or media.size <= limit:
-            return None
-        self.changed = True
-        text, reference = keep_media(self.policy, self.tool, media, limit, io=True)
-        self.record(reference)
-        return text
-
-    def record(self, reference: str | None) -> None:
-        if reference and reference not in self.artifacts:
-            self.artifacts.append(reference)
-
-    @property
-    def spill_on(self) -> bool:
-        return self.policy.for_tool(self.tool).spill
-
-    # -- text ----------------------------------------------------------------
-
-    def share(self, slots: list[_Slot], is_error: bool) -> None:
-        """Bound the text slots together, store what is cut once, then the wire step."""
-        if not slots:
-            return
-        overheads = [slot.overhead for slot in slots]
-        cut, join = self.plan(slots, overheads, is_error)
-        if join:  # one block holds them all; see plan()
-            joined = "\n".join(slot.text for slot in slots)
-            for slot in slots[1:]:
-                slot.remove()
-            slots, overheads = slots[:1], overheads[:1]
-            slots[0].put(joined)
-            self.changed = True
-        originals = [slot.text for slot in slots]
-        whole = "\n".join(originals)
-        decided = self.keep_whole(whole) if cut and len(slots) > 1 else None
-        response = ToolResponse(self.tool, originals, self.call_id, is_error, decided)
-        final = self.policy.finalize([response])[0]
-        texts = list(final.parts or originals)
-        if final.capped_by is not None:
-            self.changed = True
-            for reference in final.artifacts or ():
-                self.record(reference)
-        if final.merged is not None:  # a collapse made several blocks one
-            for slot, text in zip(slots, final.aligned(), strict=True):
-                if text is None:
-                    slot.remove()
-            slots, overheads = _kept(final, slots), _kept(final, overheads)
-        if self.wire_budget is not None:
-            fit = fit_wire(self.policy, self.tool, texts, self.wire_budget, whole=whole,
-                           known=final.artifacts or (), overheads=overheads,
-                           original_bytes=final.original_bytes, call_id=self.call_id,
-                           sources=self.sources(final, originals))
-            if fit.changed:
-                self.changed = True
-                self.record(fit.reference)
-            texts = fit.texts
-        for slot, text in zip(slots, texts, strict=True):
-            if text is not slot.text:
-                slot.put(text)
-
-    def plan(self, slots: list[_Slot], overheads: list[int], is_error: bool) -> tuple[bool, bool]:
-        """Whether a cap will cut these blocks, and whether they must be joined into one.
-
-        They are joined when the wire cannot hold them even empty (thousands of
-        blocks), or when its shares would be too small for a marker naming the
-        artifact: then the model would get neither the text nor where it is. A
-        dry run (no I/O) tells, with a stand-in reference of the real length.
-        """
-        if len(slots) <= 1:
-            return False, False
-        if self.wire_budget is not None and not blocks_fit(overheads, self.wire_budget):
-            return True, True
-        originals = [slot.text for slot in slots]
-        probe = self.policy.guard([ToolResponse(self.tool, originals, is_error=is_error)])[0]
-        if self.wire_budget is None:
-            return probe.capped_by is not None, False
-        fit = fit_wire(self.policy, self.tool, list(probe.parts or originals), self.wire_budget,
-                       whole=None, known=[_STAND_IN], overheads=_kept(probe, overheads),
-                       io=False, sources=self.sources(probe, originals))
-        if fit.changed and not any(_STAND_IN in text for text in fit.texts):
-            return True, True
-        return probe.capped_by is not None or fit.changed, False
-
-    def sources(self, final: FinalizedResponse, originals: list[str]) -> list[Source]:
-        """Per delivered part, its original, for a wire cut made from it (a part a
-        collapse made of several stands for them joined)."""
-        if final.merged is not None:
-            start, end = final.merged
-            originals = [*originals[:start], "\n".join(originals[start:end]), *originals[end:]]
-        tool_policy = self.policy.for_tool(self.tool)
-        return [held_source(tool_policy, original) for original in originals]
-
-    def keep_whole(self, whole: str) -> tuple[str, ...] | None:
-        """Store the whole response once, before a cut, so that every marker names it.
-
-        A single part is left to the seam, which stores exactly that part when
-        it cuts it. ``None`` when nothing was stored: the seam then tries itself.
-        """
-        if not self.spill_on:
-            return None
-        reference = self.policy.spill(sanitize(whole).encode("utf-8"), tool=self.tool)
-        self.record(reference)
-        return None if reference is None else (reference,)
+def _start(
+    policy: Policy,
+    tool: str,
+    call_id: str | None,
+    media_threshold: int | Default | None,
+    wire_budget: int | None,
+    result: dict[str, Any],
+    kind: str,
+) -> Bounder | None:
+    """The work on one result, or ``None`` when another toolcap bounded it already
+    (its record says so, and it measures within every limit here)."""
+    threshold = policy.config.media_threshold if media_threshold == DEFAULT else media_threshold
+    media = threshold if isinstance(threshold, int) else None
+    limit = result_limit(policy, tool, wire_budget)
+    ceiling = min((x for x in (limit, media) if x is not None), default=None)
+    if bounded_upstream(result, PAYLOAD_FIELDS[kind], limit, ceiling):
+        return None
+    return Bounder(policy, tool, call_id, media, wire_budget)
 
 
-#: A reference of the real length for dry runs (no artifact has this name).
-_STAND_IN = format_ref("0" * 64)
-
-
-def _kept(final: FinalizedResponse, items: list[T]) -> list[T]:
-    """The items of the parts a collapse did not merge away (all when none was)."""
-    if final.merged is None:
-        return items
-    return [item for item, text in zip(items, final.aligned(), strict=True) if text is not None]
-
-
-def _overhead(obj: dict[str, Any], key: str) -> int:
-    """JSON bytes of ``obj`` apart from the string under ``key``."""
-    return json_size({**obj, key: ""}) - 2
+def _finish(work: Bounder, original: dict[str, Any], new: dict[str, Any],
+            kind: str) -> BoundedResult:
+    """The outcome: ``original`` when nothing changed, else ``new`` with its record."""
+    if not work.changed:
+        return BoundedResult(original, False, ())
+    cap = work.caps[-1] if work.caps else "size_threshold"
+    limit = result_limit(work.policy, work.tool, work.wire_budget)
+    recorded = with_record(original, new, PAYLOAD_FIELDS[kind], cap=cap, limit=limit,
+                           refs=work.artifacts)
+    return BoundedResult(recorded, True, tuple(work.artifacts))
 
 
 def bound_call_tool_result_dict(
@@ -257,38 +139,18 @@ def bound_call_tool_result_dict(
     content = result.get("content")
     if not isinstance(content, list):
         return BoundedResult(result, False, ())
-    threshold = policy.config.media_threshold if media_threshold == DEFAULT else media_threshold
-    work = _Bounder(
-        policy, tool, call_id, threshold if isinstance(threshold, int) else None, wire_budget
-    )
+    work = _start(policy, tool, call_id, media_threshold, wire_budget, result, "tools/call")
+    if work is None:
+        return BoundedResult(result, False, ())
     blocks: list[Any] = list(content)
-    slots: list[_Slot] = []
-    for index, block in enumerate(blocks):
-        if not isinstance(block, dict):
-            continue
-        kind = block.get("type")
-        if kind == "text" and isinstance(block.get("text"), str):
-            slots.append(_Slot(block["text"], _overhead(block, "text"), blocks, index))
-        elif kind in ("image", "audio", "resource"):
-            note = work.replace_media(media_of(block))
-            if note is not None:
-                blocks[index] = {"type": "text", "text": note}
-            elif kind == "resource" and isinstance(block["resource"].get("text"), str):
-                # An embedded text under the media threshold is text like any other.
-                resource = block["resource"]
-                overhead = json_size({**block, "resource": {**resource, "text": ""}}) - 2
-                slots.append(_Slot(resource["text"], overhead, blocks, index, "resource"))
-    work.share(slots, bool(result.get("isError")))
-    blocks = [block for block in blocks if block is not _REMOVED]
-    new = {**result, "content": blocks}
+    work.share(block_slots(work, blocks), bool(result.get("isError")))
+    new = {**result, "content": [block for block in blocks if block is not REMOVED]}
     if result.get("structuredContent") is not None:
         _structured(work, new, result["structuredContent"])
-    if not work.changed:
-        return BoundedResult(result, False, ())
-    return BoundedResult(new, True, tuple(work.artifacts))
+    return _finish(work, result, new, "tools/call")
 
 
-def _structured(work: _Bounder, new: dict[str, Any], structured: Any) -> None:
+def _structured(work: Bounder, new: dict[str, Any], structured: Any) -> None:
     """Keep ``structuredContent`` only if nothing was cut and it fits; see the module doc."""
     if work.changed:
         del new["structuredContent"]  # the uncut twin of a cut result would undo the cut
@@ -303,7 +165,7 @@ def _structured(work: _Bounder, new: dict[str, Any], structured: Any) -> None:
     # Nothing else was cut, so the text blocks may not carry this data at all:
     # keep it, and tell the model where it is.
     del new["structuredContent"]
-    work.changed = True
+    work.cut_by("size_threshold" if bound != work.wire_budget else "wire_budget")
     reference = (
         work.policy.spill(dumps(structured).encode("utf-8"), tool=work.tool)
         if work.spill_on else None
@@ -379,24 +241,74 @@ def bound_read_resource_result_dict(
     if not isinstance(contents, list):
         return BoundedResult(result, False, ())
     tool = resource_tool_name(uri)
-    threshold = policy.config.media_threshold if media_threshold == DEFAULT else media_threshold
-    work = _Bounder(
-        policy, tool, call_id, threshold if isinstance(threshold, int) else None, wire_budget
-    )
+    work = _start(policy, tool, call_id, media_threshold, wire_budget, result, "resources/read")
+    if work is None:
+        return BoundedResult(result, False, ())
     entries: list[Any] = list(contents)
-    slots: list[_Slot] = []
+    slots: list[Slot] = []
     for index, entry in enumerate(entries):
         if not isinstance(entry, dict):
             continue
         if isinstance(entry.get("text"), str):
-            slots.append(_Slot(entry["text"], _overhead(entry, "text"), entries, index))
+            slots.append(Slot(entry["text"], overhead(entry, "text"), entries, index))
         elif isinstance(entry.get("blob"), str):
             text = work.replace_media(resource_media(entry, "resource", uri))
             if text is not None:
                 plain = {k: v for k, v in entry.items() if k not in ("blob", "mimeType")}
                 entries[index] = {**plain, "mimeType": "text/plain", "text": text}
     work.share(slots, False)
-    if not work.changed:
+    new = {**result, "contents": [entry for entry in entries if entry is not REMOVED]}
+    return _finish(work, result, new, "resources/read")
+
+
+def bound_get_prompt_result_dict(
+    result: dict[str, Any],
+    policy: Policy,
+    *,
+    name: str,
+    call_id: str | None = None,
+    media_threshold: int | Default | None = DEFAULT,
+    wire_budget: int | None = None,
+) -> BoundedResult:
+    """Bound a ``prompts/get`` result: its messages' content blocks as one result's
+    blocks, under the policy of the tool named :func:`prompt_tool_name` of ``name``.
+
+    Each message keeps its role and one block; a message whose block a collapse of
+    many blocks merged into another is dropped (the merged text names its artifact).
+    """
+    messages = result.get("messages")
+    if not isinstance(messages, list):
         return BoundedResult(result, False, ())
-    entries = [entry for entry in entries if entry is not _REMOVED]
-    return BoundedResult({**result, "contents": entries}, True, tuple(work.artifacts))
+    tool = prompt_tool_name(name)
+    work = _start(policy, tool, call_id, media_threshold, wire_budget, result, "prompts/get")
+    if work is None:
+        return BoundedResult(result, False, ())
+    blocks: list[Any] = []
+    envelopes: list[int] = []
+    for message in messages:
+        content = message.get("content") if isinstance(message, dict) else None
+        blocks.append(content)
+        envelopes.append(overhead(message, "content") if isinstance(content, dict) else 0)
+    work.share(block_slots(work, blocks, envelopes), False)
+    kept: list[Any] = []
+    for message, block in zip(messages, blocks, strict=True):
+        if block is REMOVED:
+            continue
+        changed = isinstance(message, dict) and block is not message.get("content")
+        kept.append({**message, "content": block} if changed else message)
+    return _finish(work, result, {**result, "messages": kept}, "prompts/get")
+
+
+def bound_get_prompt_result(
+    result: T,
+    policy: Policy,
+    *,
+    name: str,
+    call_id: str | None = None,
+    media_threshold: int | Default | None = DEFAULT,
+    wire_budget: int | None = None,
+) -> T:
+    """:func:`bound_get_prompt_result_dict`, returning the kind given (a dict or SDK model)."""
+    return _same_kind(result, "GetPromptResult", lambda data: bound_get_prompt_result_dict(
+        data, policy, name=name, call_id=call_id, media_threshold=media_threshold,
+        wire_budget=wire_budget))

@@ -90,6 +90,11 @@ class Hooks(Protocol):
     ) -> dict[str, Any] | None:
         """Bound one resources/read result."""
 
+    def prompt_result(
+        self, name: str, call_id: Any, result: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """Bound one prompts/get result."""
+
     def tools_list(self, result: dict[str, Any], first_page: bool) -> dict[str, Any]:
         """Rewrite a tools/list result; may raise ToolNameConflict."""
 

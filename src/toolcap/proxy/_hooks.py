@@ -3,7 +3,7 @@
 * tools/call results: bounded by :mod:`toolcap.adapters.mcp` (the upstream
   tool's policy, one call = one batch, errors too, then the wire budget).
 * resources/read results: the same rules, under the policy name
-  ``resource:<scheme>``.
+  ``resource:<scheme>``; prompts/get results under ``prompt:<name>``.
 * tools/list: every ``outputSchema`` is withheld. Any result can be cut (the
   per-tool threshold, the batch ceiling and the wire budget apply to every
   tool), a cut result drops its ``structuredContent``, and a client that knows
@@ -21,7 +21,12 @@ from typing import Any
 from .._config import ToolPolicy
 from .._diagnostics import observe
 from .._finalize import Policy
-from ..adapters.mcp import bound_call_tool_result_dict, bound_read_resource_result_dict
+from ..adapters.mcp import (
+    bound_call_tool_result_dict,
+    bound_get_prompt_result_dict,
+    bound_read_resource_result_dict,
+    result_limit,
+)
 from ..core._errors import StoreError
 from ..core._json import project_json_text
 from ._artifact import read_artifact_definition, read_artifact_result
@@ -62,10 +67,7 @@ class ProxyHooks:
     def result_bound(self, tool: str | None) -> int | None:
         """The most a result of ``tool`` holds after bounding, in characters (every
         limit is in UTF-8 bytes, and a character is at least one); None if unbounded."""
-        config = self.policy.config
-        threshold = self.policy.for_tool(tool).size_threshold if tool is not None else None
-        limits = [config.batch_ceiling, self.wire_budget, threshold]
-        return min((limit for limit in limits if limit is not None), default=None)
+        return result_limit(self.policy, tool, self.wire_budget)
 
     def _advertised(self, tool: dict[str, Any]) -> dict[str, Any]:
         bound = self.result_bound(tool.get("name") if isinstance(tool.get("name"), str) else None)
@@ -92,6 +94,18 @@ class ProxyHooks:
             result,
             self.policy,
             uri=uri,
+            call_id=None if call_id is None else str(call_id),
+            wire_budget=self.wire_budget,
+        )
+        return bounded.result if bounded.changed else None
+
+    def prompt_result(
+        self, name: str, call_id: Any, result: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        bounded = bound_get_prompt_result_dict(
+            result,
+            self.policy,
+            name=name,
             call_id=None if call_id is None else str(call_id),
             wire_budget=self.wire_budget,
         )

@@ -3,7 +3,8 @@
 Every message is forwarded as the exact bytes it arrived as, except the few the
 proxy must change: the results of ``initialize`` (to advertise tools when the
 proxy adds one), ``tools/list`` (to add ``read_artifact`` and withhold output
-schemas), ``tools/call`` and ``resources/read`` (to bound them), and the
+schemas), ``tools/call``, ``resources/read`` and ``prompts/get`` (to bound
+them), and the
 proxy's own ``read_artifact`` calls, which it answers itself. Request ids are
 never rewritten, so requests the upstream sends to the client (sampling,
 elicitation, roots), their responses, progress and cancellation notifications
@@ -185,6 +186,8 @@ class Relay:
         elif method == "resources/read":
             uri = str(params.get("uri", ""))
             self._pending.track(call_id, Pending("resources/read", uri, typed))
+        elif method == "prompts/get":
+            self._pending.track(call_id, Pending("prompts/get", str(params.get("name", "")), typed))
         elif method == "initialize":
             self._pending.track(call_id, Pending("initialize"))
         return False
@@ -339,6 +342,10 @@ class Relay:
             if self._hooks.fits(None, size):
                 return None
             return self._hooks.resource_result(entry.name, call_id, result)
+        if entry.method == "prompts/get":
+            if self._hooks.fits(None, size):
+                return None
+            return self._hooks.prompt_result(entry.name, call_id, result)
         if entry.method == "tools/list":
             return self._hooks.tools_list(result, entry.first_page)
         if entry.method == "initialize":

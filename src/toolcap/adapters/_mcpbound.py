@@ -1,0 +1,228 @@
+"""The work of bounding MCP content blocks, shared by every kind of MCP result.
+
+:mod:`toolcap.adapters.mcp` says the rules; this module carries them out on a
+list of content blocks (a tool result's ``content``, a prompt's messages' blocks,
+a resource's ``contents``), recording what it stored and which caps cut.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from .._finalize import FinalizedResponse, Policy, ToolResponse
+from .._wire import Source, blocks_fit, fit_wire, held_source
+from ..core._json import json_size
+from ..core._media import Media, media_of
+from ..core._refs import format_ref
+from ..core._utf8 import sanitize
+from ._common import keep_media
+
+__all__ = ["REMOVED", "Bounder", "Slot", "block_slots", "overhead"]
+
+T = TypeVar("T")
+
+
+class Slot:
+    """One text field of the result that takes part in the shared budget."""
+
+    def __init__(
+        self, text: str, overhead: int, blocks: list[Any], index: int, inner: str | None = None
+    ) -> None:
+        self.text = text
+        self.overhead = overhead  # JSON bytes of the enclosing object apart from the text string
+        self._blocks = blocks
+        self._index = index
+        self._inner = inner
+
+    def put(self, text: str) -> None:
+        self.text = text
+        block = self._blocks[self._index]
+        if self._inner is None:
+            self._blocks[self._index] = {**block, "text": text}
+        else:
+            self._blocks[self._index] = {**block, self._inner: {**block[self._inner], "text": text}}
+
+    def remove(self) -> None:
+        self._blocks[self._index] = REMOVED
+
+
+REMOVED: Any = object()
+
+
+class Bounder:
+    """The work on one result; every step records what it stored."""
+
+    def __init__(
+        self,
+        policy: Policy,
+        tool: str,
+        call_id: str | None,
+        media_threshold: int | None,
+        wire_budget: int | None,
+    ) -> None:
+        self.policy = policy
+        self.tool = tool
+        self.call_id = call_id
+        self.media_threshold = media_threshold
+        self.wire_budget = wire_budget
+        self.artifacts: list[str] = []
+        self.changed = False
+        #: The caps that cut, in the order they did (the last one set the size sent).
+        self.caps: list[str] = []
+
+    def cut_by(self, cap: str) -> None:
+        self.changed = True
+        if cap not in self.caps:
+            self.caps.append(cap)
+
+    # -- media ---------------------------------------------------------------
+
+    def replace_media(self, media: Media | None) -> str | None:
+        """Store a medium over the media threshold whole; the text that stands in its place."""
+        limit = self.media_threshold
+        if media is None or limit is None or media.size <= limit:
+            return None
+        self.cut_by("media_threshold")
+        text, reference = keep_media(self.policy, self.tool, media, limit, io=True)
+        self.record(reference)
+        return text
+
+    def record(self, reference: str | None) -> None:
+        if reference and reference not in self.artifacts:
+            self.artifacts.append(reference)
+
+    @property
+    def spill_on(self) -> bool:
+        return self.policy.for_tool(self.tool).spill
+
+    # -- text ----------------------------------------------------------------
+
+    def share(self, slots: list[Slot], is_error: bool) -> None:
+        """Bound the text slots together, store what is cut once, then the wire step."""
+        if not slots:
+            return
+        overheads = [slot.overhead for slot in slots]
+        cut, join = self.plan(slots, overheads, is_error)
+        if join:  # one block holds them all; see plan()
+            joined = "\n".join(slot.text for slot in slots)
+            for slot in slots[1:]:
+                slot.remove()
+            slots, overheads = slots[:1], overheads[:1]
+            slots[0].put(joined)
+            self.changed = True
+        originals = [slot.text for slot in slots]
+        whole = "\n".join(originals)
+        decided = self.keep_whole(whole) if cut and len(slots) > 1 else None
+        response = ToolResponse(self.tool, originals, self.call_id, is_error, decided)
+        final = self.policy.finalize([response])[0]
+        texts = list(final.parts or originals)
+        if final.capped_by is not None:
+            self.cut_by(final.capped_by)
+            for reference in final.artifacts or ():
+                self.record(reference)
+        if final.merged is not None:  # a collapse made several blocks one
+            for slot, text in zip(slots, final.aligned(), strict=True):
+                if text is None:
+                    slot.remove()
+            slots, overheads = _kept(final, slots), _kept(final, overheads)
+        if self.wire_budget is not None:
+            fit = fit_wire(self.policy, self.tool, texts, self.wire_budget, whole=whole,
+                           known=final.artifacts or (), overheads=overheads,
+                           original_bytes=final.original_bytes, call_id=self.call_id,
+                           sources=self.sources(final, originals))
+            if fit.changed:
+                self.cut_by("wire_budget")
+                self.record(fit.reference)
+            texts = fit.texts
+        for slot, text in zip(slots, texts, strict=True):
+            if text is not slot.text:
+                slot.put(text)
+
+    def plan(self, slots: list[Slot], overheads: list[int], is_error: bool) -> tuple[bool, bool]:
+        """Whether a cap will cut these blocks, and whether they must be joined into one.
+
+        They are joined when the wire cannot hold them even empty (thousands of
+        blocks), or when its shares would be too small for a marker naming the
+        artifact: then the model would get neither the text nor where it is. A
+        dry run (no I/O) tells, with a stand-in reference of the real length.
+        """
+        if len(slots) <= 1:
+            return False, False
+        if self.wire_budget is not None and not blocks_fit(overheads, self.wire_budget):
+            return True, True
+        originals = [slot.text for slot in slots]
+        probe = self.policy.guard([ToolResponse(self.tool, originals, is_error=is_error)])[0]
+        if self.wire_budget is None:
+            return probe.capped_by is not None, False
+        fit = fit_wire(self.policy, self.tool, list(probe.parts or originals), self.wire_budget,
+                       whole=None, known=[_STAND_IN], overheads=_kept(probe, overheads),
+                       io=False, sources=self.sources(probe, originals))
+        if fit.changed and not any(_STAND_IN in text for text in fit.texts):
+            return True, True
+        return probe.capped_by is not None or fit.changed, False
+
+    def sources(self, final: FinalizedResponse, originals: list[str]) -> list[Source]:
+        """Per delivered part, its original, for a wire cut made from it (a part a
+        collapse made of several stands for them joined)."""
+        if final.merged is not None:
+            start, end = final.merged
+            originals = [*originals[:start], "\n".join(originals[start:end]), *originals[end:]]
+        tool_policy = self.policy.for_tool(self.tool)
+        return [held_source(tool_policy, original) for original in originals]
+
+    def keep_whole(self, whole: str) -> tuple[str, ...] | None:
+        """Store the whole response once, before a cut, so that every marker names it.
+
+        A single part is left to the seam, which stores exactly that part when
+        it cuts it. ``None`` when nothing was stored: the seam then tries itself.
+        """
+        if not self.spill_on:
+            return None
+        reference = self.policy.spill(sanitize(whole).encode("utf-8"), tool=self.tool)
+        self.record(reference)
+        return None if reference is None else (reference,)
+
+
+#: A reference of the real length for dry runs (no artifact has this name).
+_STAND_IN = format_ref("0" * 64)
+
+
+def _kept(final: FinalizedResponse, items: list[T]) -> list[T]:
+    """The items of the parts a collapse did not merge away (all when none was)."""
+    if final.merged is None:
+        return items
+    return [item for item, text in zip(items, final.aligned(), strict=True) if text is not None]
+
+
+def overhead(obj: dict[str, Any], key: str) -> int:
+    """JSON bytes of ``obj`` apart from the string under ``key``."""
+    return json_size({**obj, key: ""}) - 2
+
+
+
+
+def block_slots(work: Bounder, blocks: list[Any], envelopes: list[int] | None = None) -> list[Slot]:
+    """The text slots of content ``blocks`` (changed in place as they are bounded);
+    media over the threshold are replaced by their note here.
+
+    ``envelopes[i]``: JSON bytes around block ``i`` that are not the block's own
+    (a prompt message's ``role``), counted against the wire budget with it.
+    """
+    slots: list[Slot] = []
+    for index, block in enumerate(blocks):
+        if not isinstance(block, dict):
+            continue
+        around = envelopes[index] if envelopes is not None else 0
+        kind = block.get("type")
+        if kind == "text" and isinstance(block.get("text"), str):
+            slots.append(Slot(block["text"], overhead(block, "text") + around, blocks, index))
+        elif kind in ("image", "audio", "resource"):
+            note = work.replace_media(media_of(block))
+            if note is not None:
+                blocks[index] = {"type": "text", "text": note}
+            elif kind == "resource" and isinstance(block["resource"].get("text"), str):
+                # An embedded text under the media threshold is text like any other.
+                resource = block["resource"]
+                size = json_size({**block, "resource": {**resource, "text": ""}}) - 2 + around
+                slots.append(Slot(resource["text"], size, blocks, index, "resource"))
+    return slots

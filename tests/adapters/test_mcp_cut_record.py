@@ -1,0 +1,135 @@
+"""The ``_meta["toolcap/cut"]`` record on cut MCP results, and results another toolcap
+bounded already: passed on only when measured within the limits, never on the word of
+a record."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from mcp_types import GetPromptResult, ImageContent, PromptMessage, TextContent
+
+from helpers import REF
+from toolcap import Config, Policy
+from toolcap.adapters.mcp import (
+    bound_call_tool_result_dict,
+    bound_get_prompt_result,
+    bound_get_prompt_result_dict,
+    bound_read_resource_result_dict,
+)
+from toolcap.core._json import json_size
+from toolcap.store import MemoryStore
+
+KB = 1024
+CUT_KEY = "toolcap/cut"
+
+
+def policy(threshold: str = "4KB", store: Any = None) -> Policy:
+    config = Config.from_mapping(
+        {"media_threshold": "8KB", "tools": {"*": {"size_threshold": threshold}}}
+    )
+    return Policy(config, sink=store if store is not None else MemoryStore(), notices=False)
+
+
+def text_result(text: str, **extra: Any) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}], **extra}
+
+
+def test_a_cut_result_records_sizes_cap_limit_and_reference() -> None:
+    store = MemoryStore()
+    original = text_result("line of text\n" * 5000, _meta={"server/own": 1})
+    bounded = bound_call_tool_result_dict(original, policy(store=store), tool="t")
+    meta = bounded.result["_meta"]
+    assert meta["server/own"] == 1
+    record = meta[CUT_KEY]
+    assert record["version"] == 1
+    assert record["originalBytes"] == json_size(original["content"])
+    assert record["keptBytes"] == json_size(bounded.result["content"])
+    assert record["cap"] == "size_threshold"
+    assert record["limit"] == 4 * KB
+    assert record["ref"] == REF.search(bounded.result["content"][0]["text"]).group(0)
+    assert record["refs"] == list(bounded.artifacts)
+    assert store.read_bytes(record["ref"]) == original["content"][0]["text"].encode()
+
+
+def test_a_wire_cut_names_the_wire_budget_as_the_cap() -> None:
+    text = '"' * 3000  # 3000 bytes of text, 6000 once escaped
+    bounded = bound_call_tool_result_dict(text_result(text), policy(), tool="t", wire_budget=2048)
+    assert bounded.result["_meta"][CUT_KEY]["cap"] == "wire_budget"
+    assert bounded.result["_meta"][CUT_KEY]["limit"] == 2048
+
+
+def test_a_result_within_every_limit_has_no_record() -> None:
+    result = text_result("small")
+    assert bound_call_tool_result_dict(result, policy(), tool="t").result is result
+
+
+def test_a_result_cut_tighter_upstream_passes_the_second_toolcap_untouched() -> None:
+    inner = bound_call_tool_result_dict(text_result("x" * 100_000), policy("2KB"), tool="t")
+    outer = bound_call_tool_result_dict(inner.result, policy("32KB"), tool="t")
+    assert outer.result is inner.result
+    assert not outer.changed
+    text = outer.result["content"][0]["text"]
+    assert len(REF.findall(text)) == 1
+
+
+def test_a_forged_record_never_spares_a_result_over_the_limit() -> None:
+    forged = {"version": 1, "originalBytes": 10, "keptBytes": 10, "cap": "size_threshold",
+              "limit": 1, "ref": None, "refs": []}
+    result = text_result("y" * 100_000, _meta={CUT_KEY: forged})
+    bounded = bound_call_tool_result_dict(result, policy(), tool="t")
+    assert bounded.changed
+    assert len(bounded.result["content"][0]["text"].encode()) <= 4 * KB
+    assert bounded.result["_meta"][CUT_KEY]["originalBytes"] > 100_000  # measured, not copied
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    claimed=st.one_of(st.integers(-5, 10**9), st.booleans(), st.none(), st.text(max_size=5),
+                      st.floats(allow_nan=True)),
+    size=st.integers(0, 20_000),
+)
+def test_whatever_the_record_claims_the_result_is_within_the_limit(
+    claimed: Any, size: int
+) -> None:
+    record = {"limit": claimed, "keptBytes": claimed}
+    result = text_result("z" * size, _meta={CUT_KEY: record})
+    bounded = bound_call_tool_result_dict(result, policy(), tool="t")
+    assert sum(len(b["text"].encode()) for b in bounded.result["content"]) <= 4 * KB
+
+
+def test_a_cut_resource_carries_the_record() -> None:
+    result = {"contents": [{"uri": "file:///a", "text": "r" * 50_000}]}
+    bounded = bound_read_resource_result_dict(result, policy(), uri="file:///a")
+    record = bounded.result["_meta"][CUT_KEY]
+    assert record["originalBytes"] == json_size(result["contents"])
+    assert REF.fullmatch(record["ref"])
+
+
+def test_a_prompt_keeps_its_roles_and_replaces_big_media() -> None:
+    result = GetPromptResult(messages=[
+        PromptMessage(role="user", content=TextContent(text="p" * 60_000)),
+        PromptMessage(role="assistant", content=TextContent(text="ok")),
+        PromptMessage(role="user", content=ImageContent(data="QUJD" * 5000, mime_type="image/png")),
+    ])
+    bounded = bound_get_prompt_result(result, policy(), name="review")
+    assert isinstance(bounded, GetPromptResult)
+    assert [m.role for m in bounded.messages] == ["user", "assistant", "user"]
+    first, second, third = (m.content for m in bounded.messages)
+    assert isinstance(first, TextContent) and len(first.text.encode()) <= 4 * KB
+    assert second == TextContent(text="ok")
+    assert isinstance(third, TextContent) and "image" in third.text
+    assert bounded.meta is not None and CUT_KEY in bounded.meta
+
+
+def test_a_prompt_of_many_messages_drops_only_merged_ones_and_stays_within_the_wire() -> None:
+    messages = [{"role": "user" if i % 2 else "assistant",
+                 "content": {"type": "text", "text": f"m{i} " * 200}} for i in range(400)]
+    result = {"description": "d", "messages": messages}
+    bounded = bound_get_prompt_result_dict(result, policy(), name="p", wire_budget=16 * KB)
+    kept = bounded.result["messages"]
+    assert kept and all(m["content"]["text"].strip() for m in kept)
+    assert json_size(kept) <= 16 * KB
+    assert sum(len(m["content"]["text"].encode()) for m in kept) <= 4 * KB
+    assert bounded.result["description"] == "d"
