@@ -10,7 +10,11 @@ from ..core._utf8 import head_boundary, tail_boundary
 from ..protocols import ArtifactReader
 from ..store import grep_rows
 
-__all__ = ["read_artifact_definition", "read_artifact_result"]
+__all__ = ["READER_KEY", "is_toolcap_reader", "read_artifact_definition", "read_artifact_result"]
+
+#: The tool ``_meta`` key that marks a toolcap proxy's own reader, so that a proxy in
+#: front of another one knows where the references it did not make can be read.
+READER_KEY = "toolcap/readArtifact"
 
 # A read that names no range shows this much from the start.
 _DEFAULT_LENGTH = 16 * 1024
@@ -74,7 +78,15 @@ def read_artifact_definition(name: str) -> dict[str, Any]:
             "additionalProperties": False,
         },
         "annotations": {"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False},
+        "_meta": {READER_KEY: 1},
     }
+
+
+def is_toolcap_reader(tool: dict[str, Any]) -> bool:
+    """Whether an upstream tool says it is a toolcap proxy's ``read_artifact``."""
+    meta = tool.get("_meta")
+    return isinstance(meta, dict) and meta.get(READER_KEY) == 1 and isinstance(
+        tool.get("name"), str)
 
 
 def _error(text: str) -> dict[str, Any]:

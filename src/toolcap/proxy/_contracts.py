@@ -101,6 +101,10 @@ class Hooks(Protocol):
     def read_artifact(self, call_id: Any, arguments: Any) -> dict[str, Any]:
         """Answer a call of the proxy's own tool with a tools/call result."""
 
+    def upstream_read(self, arguments: Any) -> str | None:
+        """The upstream tool a call of the proxy's own tool goes to instead (an upstream
+        toolcap proxy's reader, for a reference this proxy does not hold), or None."""
+
     def error_text(self, text: str) -> str:
         """Bound the text of an error the proxy forwards or makes."""
 

@@ -9,7 +9,9 @@
   tool), a cut result drops its ``structuredContent``, and a client that knows
   a tool's output schema rejects a result without structured content. A result
   within budget still carries its ``structuredContent``.
-  The proxy's own ``read_artifact`` tool is added on the first page. Every tool
+  The proxy's own ``read_artifact`` tool is added on the first page; an
+  upstream that is itself a toolcap proxy has its reader hidden, and a read of a
+  reference this proxy's store does not hold is passed to it. Every tool
   says in ``_meta["anthropic/maxResultSizeChars"]`` the bound its results keep
   to, so that a host that bounds results itself does not cut them again.
 """
@@ -27,9 +29,10 @@ from ..adapters.mcp import (
     bound_read_resource_result_dict,
     result_limit,
 )
-from ..core._errors import StoreError
+from ..core._errors import ArtifactNotFoundError, StoreError
 from ..core._json import project_json_text
-from ._artifact import read_artifact_definition, read_artifact_result
+from ..protocols import ArtifactReader
+from ._artifact import is_toolcap_reader, read_artifact_definition, read_artifact_result
 from ._contracts import ToolNameConflict
 
 __all__ = ["ProxyHooks"]
@@ -51,6 +54,8 @@ class ProxyHooks:
         self.policy = policy
         self.read_artifact_name = read_artifact_name
         self.wire_budget = wire_budget
+        #: The name of the upstream's own reader, when the upstream is a toolcap proxy.
+        self.upstream_reader: str | None = None
 
     def fits(self, tool: str | None, size: int) -> bool:
         # The JSON of a message is at least as large as the UTF-8 text, media
@@ -119,6 +124,10 @@ class ProxyHooks:
         out: list[Any] = []
         for tool in tools:
             if isinstance(tool, dict):
+                if name is not None and is_toolcap_reader(tool):
+                    # A proxy in front of a proxy: one reader, which reads both stores.
+                    self.upstream_reader = tool["name"]
+                    continue
                 if name is not None and tool.get("name") == name:
                     raise ToolNameConflict(
                         f"the upstream server already has a tool named {name!r}; "
@@ -139,6 +148,24 @@ class ProxyHooks:
         result = read_artifact_result(sink, arguments)
         bounded = self.tool_result(self.read_artifact_name, call_id, result)
         return result if bounded is None else bounded
+
+    def upstream_read(self, arguments: Any) -> str | None:
+        """The upstream tool to pass a ``read_artifact`` call to (an upstream toolcap's
+        reader, when this store does not hold the reference), or None to answer here."""
+        reader = self.upstream_reader
+        ref = arguments.get("ref") if isinstance(arguments, dict) else None
+        if reader is None or not isinstance(ref, str):
+            return None
+        sink = self.policy.sink
+        if isinstance(sink, ArtifactReader):
+            try:
+                sink.stat(ref.strip())
+            except ArtifactNotFoundError:
+                return reader
+            except Exception:  # a malformed reference: this proxy's answer says so
+                return None
+            return None
+        return reader
 
     def written(self, tool: str, call_id: Any, frame: bytes, *, changed: bool) -> None:
         observe(

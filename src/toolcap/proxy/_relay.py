@@ -174,7 +174,7 @@ class Relay:
         if method == "tools/call":
             name = params.get("name")
             if name is not None and name == self._hooks.read_artifact_name:
-                self._workers.submit(self._answer_read_artifact, call_id, params)
+                self._workers.submit(self._answer_read_artifact, call_id, message, typed)
                 return True
             self._pending.track(call_id, Pending("tools/call", str(name), typed))
         elif method == "tools/list":
@@ -198,13 +198,21 @@ class Relay:
         except WriterClosed:
             self._end("upstream")
 
-    def _answer_read_artifact(self, call_id: Any, params: dict[str, Any]) -> None:
+    def _answer_read_artifact(self, call_id: Any, message: dict[str, Any], typed: bool) -> None:
+        params = message["params"]
+        reader = self._hooks.upstream_read(params.get("arguments"))
+        if reader is not None:
+            # Not in this proxy's store: the upstream toolcap's reader may hold it.
+            # Its answer comes back as a result of this proxy's tool, bounded as such.
+            self._track(call_id, _Pending("tools/call", params["name"], typed))
+            self._to_upstream(dumps({**message, "params": {**params, "name": reader}}))
+            return
         try:
             result = self._hooks.read_artifact(call_id, params.get("arguments"))
         except Exception as exc:  # a bug here must not take the relay down
             log.exception("read_artifact failed")
             result = text_result(f"read_artifact failed: {exc}", is_error=True)
-        self._reply(call_id, result, wants_result_type(params))
+        self._reply(call_id, result, typed)
 
     # -- upstream -> client ------------------------------------------------
 
