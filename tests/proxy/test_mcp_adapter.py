@@ -45,7 +45,11 @@ def test_an_sdk_result_comes_back_as_an_sdk_result_bounded() -> None:
     assert isinstance(block, TextContent)
     assert len(block.text.encode()) <= 4 * KB
     assert reference_of(big.encode()) in block.text
-    assert bounded.structured_content is None
+    # The structured twin is cut by structure to the same bound, naming its own original.
+    structured = bounded.structured_content
+    assert structured is not None and set(structured) == {"v"}
+    assert len(json.dumps(structured).encode()) <= 4 * KB
+    assert reference_of(json.dumps({"v": big}, separators=(",", ":")).encode()) in structured["v"]
 
 
 def test_a_result_within_budget_is_the_same_object() -> None:
@@ -112,20 +116,23 @@ def test_no_spill_for_a_tool_keeps_nothing() -> None:
     assert store.list_artifacts() == []
 
 
-def test_oversized_structured_content_next_to_small_text_is_kept_and_announced() -> None:
+def test_oversized_structured_content_next_to_small_text_is_cut_kept_and_announced() -> None:
     store = MemoryStore()
+    rows = ["r" * 100] * 100
     result = {
         "content": [{"type": "text", "text": "see data"}],
-        "structuredContent": {"rows": ["r" * 100] * 100},
+        "structuredContent": {"rows": rows},
     }
     bounded = bound_call_tool_result_dict(result, policy(store), tool="t")
-    assert "structuredContent" not in bounded.result
+    structured = bounded.result["structuredContent"]
+    assert len(json.dumps(structured).encode()) <= 4 * KB
+    assert structured["rows"][0] == rows[0] and structured["rows"][-1] == rows[-1]
+    (ref,) = bounded.artifacts
+    assert any(ref in row for row in structured["rows"])  # the elision note names it
     first, note = bounded.result["content"]
     assert first == {"type": "text", "text": "see data"}
-    assert "structuredContent" in note["text"]
-    (ref,) = bounded.artifacts
-    assert ref in note["text"]
-    assert b'"rows"' in store.read_bytes(ref)
+    assert "structuredContent" in note["text"] and ref in note["text"]
+    assert json.loads(store.read_bytes(ref)) == {"rows": rows}
 
 
 def test_error_results_stay_errors_when_cut() -> None:

@@ -75,13 +75,17 @@ def test_the_upstream_stderr_passes_through_to_the_proxy_stderr(client: Client) 
     assert "bigserver: serving on stdio" in client.stderr()
 
 
-def test_tools_list_withholds_output_schemas_and_adds_read_artifact(client: Client) -> None:
+def test_tools_list_keeps_output_schemas_a_cut_honours_and_adds_read_artifact(
+    client: Client,
+) -> None:
     assert client.session is not None
     tools = client.run(client.session.list_tools).tools
     names = [tool.name for tool in tools]
     assert "structured" in names and "big_text" in names
     assert names[-1] == "read_artifact"
-    assert all(tool.output_schema is None for tool in tools)
+    schemas = {tool.name: tool.output_schema for tool in tools}
+    assert schemas["structured"] is not None  # plain strings and an integer: honoured
+    assert schemas["pair"] is None  # a tuple (prefixItems): withheld
     read_artifact = tools[-1]
     assert "toolcap:" in (read_artifact.description or "")
     assert read_artifact.input_schema["required"] == ["ref"]
@@ -203,12 +207,14 @@ def test_an_embedded_text_resource_within_the_media_threshold_is_cut_in_place(
     assert link.type == "resource_link"
 
 
-def test_structured_content_passes_within_budget_and_is_dropped_when_cut(client: Client) -> None:
+def test_structured_content_passes_within_budget_and_is_cut_by_structure(client: Client) -> None:
     small = client.call("structured", {"size": 200})
     assert small.structured_content is not None
     assert small.structured_content["title"] == "report"
     cut = client.call("structured", {"size": 200_000})
-    assert cut.structured_content is None
+    assert cut.structured_content is not None
+    assert cut.structured_content["title"] == "report"
+    assert utf8(cut.structured_content["body"]) <= THRESHOLD
     assert not cut.is_error
     assert sum(utf8(text) for text in text_of(cut)) <= THRESHOLD
 

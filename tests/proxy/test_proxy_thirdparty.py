@@ -6,6 +6,7 @@ mcp-server-git. Each upstream is started once for its tests.
 from __future__ import annotations
 
 import importlib.util
+import json
 import shutil
 import subprocess
 import sys
@@ -80,7 +81,11 @@ def test_filesystem_a_multi_megabyte_file_is_bounded_and_kept_whole(
     data = (files / "big.txt").read_bytes()
     result = filesystem.call("read_text_file", {"path": str(files / "big.txt")})
     assert not result.is_error
-    assert result.structured_content is None  # dropped with the cut; no schema to violate
+    # Its schema ({"content": string}) is honoured: the structured twin is cut by structure.
+    structured = result.structured_content
+    assert structured is not None and set(structured) == {"content"}
+    assert len(json.dumps(structured, ensure_ascii=False).encode()) <= THRESHOLD
+    assert REF.search(structured["content"])
     (text,) = text_of(result)
     assert len(text.encode()) <= THRESHOLD
     (ref,) = REF.findall(text)
@@ -140,12 +145,13 @@ def test_everything_resource_links_pass(everything: Client) -> None:
 
 
 @needs_node
-def test_everything_structured_content_passes_and_its_schema_is_withheld(
+def test_everything_structured_content_passes_and_its_schema_is_kept(
     everything: Client,
 ) -> None:
     assert everything.session is not None
     tools = everything.run(everything.session.list_tools).tools
-    assert all(tool.output_schema is None for tool in tools)
+    schemas = {tool.name: tool.output_schema for tool in tools}
+    assert schemas["get-structured-content"] is not None
     result = everything.call("get-structured-content", {"location": "Chicago"})
     assert result.structured_content is not None
     assert set(result.structured_content) >= {"temperature", "conditions"}

@@ -14,7 +14,7 @@ import io
 import os
 import sys
 import warnings
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
@@ -164,6 +164,42 @@ def structured(size: int) -> Report:
     return Report(title="report", body=body, lines=body.count("\n"))
 
 
+class Row(BaseModel):
+    """One record of a listing."""
+
+    id: int
+    name: str
+    state: Literal["open", "closed"]
+
+
+class Listing(BaseModel):
+    """A structured page of records."""
+
+    total: int
+    rows: list[Row]
+    next_cursor: str | None = None
+
+
+@server.tool()
+def listing(count: int) -> Listing:
+    """Return a listing of ``count`` records."""
+    rows = [Row(id=i, name=f"record {i:06d} " + "x" * 40, state="open" if i % 3 else "closed")
+            for i in range(count)]
+    return Listing(total=count, rows=rows, next_cursor="c2")
+
+
+class Pair(BaseModel):
+    """A result whose schema holds a tuple (prefixItems): a cut could break it."""
+
+    pair: tuple[int, str]
+
+
+@server.tool()
+def pair(size: int) -> Pair:
+    """Return a pair whose text is ``size`` bytes."""
+    return Pair(pair=(size, numbered_text(size, "pair")))
+
+
 @server.tool()
 def fail(size: int) -> CallToolResult:
     """Return an error result of ``size`` bytes."""
@@ -243,7 +279,7 @@ async def garbage() -> str:
     return "after garbage"
 
 
-@server.tool()
+@server.tool(structured_output=False)  # it writes its own reply, with no structured twin
 async def bad_utf8(ctx: Context) -> str:
     """Answer this call with a line holding bytes that are not UTF-8, then wait."""
     await _WIRE.flush()
@@ -259,7 +295,7 @@ def _write_raw(data: bytes) -> None:
     _WIRE_BYTES.flush()
 
 
-@server.tool()
+@server.tool(structured_output=False)  # it writes its own reply, with no structured twin
 async def broken_reply(ctx: Context) -> str:
     """Answer this call with a truncated JSON line, then never answer properly."""
     await _WIRE.write('{"jsonrpc":"2.0","id":' + _json_id(ctx.request_id) + ',"result":{"cont\n')

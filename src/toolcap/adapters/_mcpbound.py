@@ -17,9 +17,17 @@ from ..core._refs import format_ref
 from ..core._utf8 import sanitize
 from ._common import keep_media
 
-__all__ = ["REMOVED", "Bounder", "Slot", "block_slots", "overhead"]
+__all__ = ["REMOVED", "Bounder", "Slot", "block_slots", "overhead", "result_limit"]
 
 T = TypeVar("T")
+
+
+def result_limit(policy: Policy, tool: str | None, wire_budget: int | None) -> int | None:
+    """The most bytes a result of ``tool`` holds once bounded (``None``: unbounded):
+    the least of its ``size_threshold``, the batch ceiling and ``wire_budget``."""
+    threshold = policy.for_tool(tool).size_threshold if tool is not None else None
+    limits = [policy.config.batch_ceiling, wire_budget, threshold]
+    return min((limit for limit in limits if limit is not None), default=None)
 
 
 class Slot:

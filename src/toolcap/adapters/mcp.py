@@ -10,9 +10,9 @@ One implementation for the library and the proxy. The rules:
   media threshold is stored whole and replaced by a short text block naming
   its artifact, its type and its size.
 * ``resource_link`` blocks, and block types this code does not know, pass.
-* ``structuredContent`` passes when nothing was cut and it fits the tool's
-  threshold; otherwise it is dropped (a cut result's structured twin would
-  carry the uncut payload), stored, and a short text block says where it went.
+* ``structuredContent`` is bounded on its own to the same limit, cut by
+  structure (guided by the tool's ``outputSchema`` when one is given, so that
+  it still validates; :mod:`toolcap.adapters._mcpstructured`).
 * With a wire budget, the text fields are finally projected so that their
   JSON serialization fits it (:func:`toolcap.core._json.project_json_blocks`).
 * A prompt's messages are bounded as one result's blocks, under the policy
@@ -34,10 +34,11 @@ from urllib.parse import urlsplit
 
 from .._finalize import Policy
 from ..core._default import DEFAULT, Default
-from ..core._json import dumps, json_size
-from ..core._media import not_sent_note, resource_media
-from ._mcpbound import REMOVED, Bounder, Slot, block_slots, overhead
+from ..core._media import resource_media
+from ..core._schemaguide import guide_for
+from ._mcpbound import REMOVED, Bounder, Slot, block_slots, overhead, result_limit
 from ._mcprecord import PAYLOAD_FIELDS, bounded_upstream, with_record
+from ._mcpstructured import bound_structured
 
 __all__ = [
     "BoundedResult",
@@ -81,14 +82,6 @@ def prompt_tool_name(name: str) -> str:
     return f"prompt:{name}"
 
 
-def result_limit(policy: Policy, tool: str | None, wire_budget: int | None) -> int | None:
-    """The most bytes a result of ``tool`` holds once bounded (``None``: unbounded):
-    the least of its ``size_threshold``, the batch ceiling and ``wire_budget``."""
-    threshold = policy.for_tool(tool).size_threshold if tool is not None else None
-    limits = [policy.config.batch_ceiling, wire_budget, threshold]
-    return min((limit for limit in limits if limit is not None), default=None)
-
-
 def _start(
     policy: Policy,
     tool: str,
@@ -129,12 +122,16 @@ def bound_call_tool_result_dict(
     call_id: str | None = None,
     media_threshold: int | Default | None = DEFAULT,
     wire_budget: int | None = None,
+    output_schema: dict[str, Any] | None = None,
 ) -> BoundedResult:
     """Bound a ``CallToolResult`` in its JSON form; the input is not modified.
 
     ``media_threshold``: ``"default"`` takes ``policy.config.media_threshold``;
     ``None`` means no limit on media. ``wire_budget`` (``None``: none) bounds the
     JSON bytes of the text fields together, after the model-facing caps.
+    ``output_schema``: the tool's ``outputSchema``; when the cut can honour it
+    (:func:`toolcap.core._schemaguide.guide_for`), a cut ``structuredContent``
+    still validates against it.
     """
     content = result.get("content")
     if not isinstance(content, list):
@@ -146,34 +143,9 @@ def bound_call_tool_result_dict(
     work.share(block_slots(work, blocks), bool(result.get("isError")))
     new = {**result, "content": [block for block in blocks if block is not REMOVED]}
     if result.get("structuredContent") is not None:
-        _structured(work, new, result["structuredContent"])
+        guide = guide_for(output_schema) if output_schema is not None else None
+        bound_structured(work, new, result["structuredContent"], guide)
     return _finish(work, result, new, "tools/call")
-
-
-def _structured(work: Bounder, new: dict[str, Any], structured: Any) -> None:
-    """Keep ``structuredContent`` only if nothing was cut and it fits; see the module doc."""
-    if work.changed:
-        del new["structuredContent"]  # the uncut twin of a cut result would undo the cut
-        return
-    limits = [work.policy.for_tool(work.tool).size_threshold, work.wire_budget]
-    bound = min((limit for limit in limits if limit is not None), default=None)
-    if bound is None:
-        return
-    size = json_size(structured)
-    if size <= bound:
-        return
-    # Nothing else was cut, so the text blocks may not carry this data at all:
-    # keep it, and tell the model where it is.
-    del new["structuredContent"]
-    work.cut_by("size_threshold" if bound != work.wire_budget else "wire_budget")
-    reference = (
-        work.policy.spill(dumps(structured).encode("utf-8"), tool=work.tool)
-        if work.spill_on else None
-    )
-    work.record(reference)
-    note = not_sent_note("structuredContent", size, bound, reference=reference,
-                         tried=work.spill_on, limit_name="limit")
-    new["content"] = [*new["content"], {"type": "text", "text": note}]
 
 
 def bound_call_tool_result(
@@ -184,6 +156,7 @@ def bound_call_tool_result(
     call_id: str | None = None,
     media_threshold: int | Default | None = DEFAULT,
     wire_budget: int | None = None,
+    output_schema: dict[str, Any] | None = None,
 ) -> T:
     """Bound a ``CallToolResult``: a ``dict`` in JSON form or the SDK's model.
 
@@ -192,7 +165,7 @@ def bound_call_tool_result(
     """
     return _same_kind(result, "CallToolResult", lambda data: bound_call_tool_result_dict(
         data, policy, tool=tool, call_id=call_id, media_threshold=media_threshold,
-        wire_budget=wire_budget))
+        wire_budget=wire_budget, output_schema=output_schema))
 
 
 def _same_kind(result: T, kind: str, bound: Callable[[dict[str, Any]], BoundedResult]) -> T:

@@ -95,6 +95,9 @@ class Hooks(Protocol):
     ) -> dict[str, Any] | None:
         """Bound one prompts/get result."""
 
+    def has_output_schema(self, tool: str) -> bool:
+        """Whether the client was shown an output schema for ``tool``."""
+
     def tools_list(self, result: dict[str, Any], first_page: bool) -> dict[str, Any]:
         """Rewrite a tools/list result; may raise ToolNameConflict."""
 

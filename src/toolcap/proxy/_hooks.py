@@ -4,11 +4,10 @@
   tool's policy, one call = one batch, errors too, then the wire budget).
 * resources/read results: the same rules, under the policy name
   ``resource:<scheme>``; prompts/get results under ``prompt:<name>``.
-* tools/list: every ``outputSchema`` is withheld. Any result can be cut (the
-  per-tool threshold, the batch ceiling and the wire budget apply to every
-  tool), a cut result drops its ``structuredContent``, and a client that knows
-  a tool's output schema rejects a result without structured content. A result
-  within budget still carries its ``structuredContent``.
+* tools/list: a tool's ``outputSchema`` is kept when the structural cut can
+  honour it (:func:`toolcap.core._schemaguide.guide_for`): its results' cut
+  ``structuredContent`` still validates. Any other is withheld: a client that
+  knows a tool's output schema rejects a result that does not validate.
   The proxy's own ``read_artifact`` tool is added on the first page; an
   upstream that is itself a toolcap proxy has its reader hidden, and a read of a
   reference this proxy's store does not hold is passed to it. Every tool
@@ -31,6 +30,7 @@ from ..adapters.mcp import (
 )
 from ..core._errors import ArtifactNotFoundError, StoreError
 from ..core._json import project_json_text
+from ..core._schemaguide import guide_for
 from ..protocols import ArtifactReader
 from ._artifact import is_toolcap_reader, read_artifact_definition, read_artifact_result
 from ._contracts import ToolNameConflict
@@ -56,6 +56,8 @@ class ProxyHooks:
         self.wire_budget = wire_budget
         #: The name of the upstream's own reader, when the upstream is a toolcap proxy.
         self.upstream_reader: str | None = None
+        #: The output schemas kept in tools/list, by tool: their results are cut to them.
+        self.output_schemas: dict[str, dict[str, Any]] = {}
 
     def fits(self, tool: str | None, size: int) -> bool:
         # The JSON of a message is at least as large as the UTF-8 text, media
@@ -89,6 +91,7 @@ class ProxyHooks:
             tool=tool,
             call_id=None if call_id is None else str(call_id),
             wire_budget=self.wire_budget,
+            output_schema=self.output_schemas.get(tool),
         )
         return bounded.result if bounded.changed else None
 
@@ -135,12 +138,25 @@ class ProxyHooks:
                         "turn the proxy's tool off with --no-read-artifact"
                     )
                 if "outputSchema" in tool:
-                    tool = {k: v for k, v in tool.items() if k != "outputSchema"}
+                    tool = self._output_schema(tool)
                 tool = self._advertised(tool)
             out.append(tool)
         if first_page and name is not None:
             out.append(self._advertised(read_artifact_definition(name)))
         return {**result, "tools": out}
+
+    def has_output_schema(self, tool: str) -> bool:
+        return tool in self.output_schemas
+
+    def _output_schema(self, tool: dict[str, Any]) -> dict[str, Any]:
+        """``tool`` with its output schema if the cut can honour it, else without."""
+        schema, name = tool["outputSchema"], tool.get("name")
+        if isinstance(name, str) and isinstance(schema, dict) and guide_for(schema) is not None:
+            self.output_schemas[name] = schema
+            return tool
+        if isinstance(name, str):
+            self.output_schemas.pop(name, None)
+        return {k: v for k, v in tool.items() if k != "outputSchema"}
 
     def read_artifact(self, call_id: Any, arguments: Any) -> dict[str, Any]:
         assert self.read_artifact_name is not None

@@ -2,10 +2,10 @@
 
 Every message is forwarded as the exact bytes it arrived as, except the few the
 proxy must change: the results of ``initialize`` (to advertise tools when the
-proxy adds one), ``tools/list`` (to add ``read_artifact`` and withhold output
-schemas), ``tools/call``, ``resources/read`` and ``prompts/get`` (to bound
-them), and the
-proxy's own ``read_artifact`` calls, which it answers itself. Request ids are
+proxy adds one), ``tools/list`` (to add ``read_artifact``, withhold output
+schemas a cut could break), ``tools/call``, ``resources/read`` and
+``prompts/get`` (to bound them), and the proxy's own ``read_artifact`` calls,
+which it answers itself (or passes to an upstream toolcap). Request ids are
 never rewritten, so requests the upstream sends to the client (sampling,
 elicitation, roots), their responses, progress and cancellation notifications
 all pass through untouched, and so do methods and fields this code does not
@@ -201,9 +201,7 @@ class Relay:
     def _answer_read_artifact(self, call_id: Any, message: dict[str, Any], typed: bool) -> None:
         params = message["params"]
         reader = self._hooks.upstream_read(params.get("arguments"))
-        if reader is not None:
-            # Not in this proxy's store: the upstream toolcap's reader may hold it.
-            # Its answer comes back as a result of this proxy's tool, bounded as such.
+        if reader is not None:  # not in this store: the upstream toolcap's reader may hold it
             self._track(call_id, _Pending("tools/call", params["name"], typed))
             self._to_upstream(dumps({**message, "params": {**params, "name": reader}}))
             return
@@ -288,7 +286,9 @@ class Relay:
         if entry.method != "tools/call":
             self._reply_error(call_id, text)
             return
-        self._reply(call_id, text_result(text, is_error=is_error), entry.result_type)
+        # A note for a tool with a known output schema is an error: it has no structure.
+        typed = self._hooks.has_output_schema(entry.name)
+        self._reply(call_id, text_result(text, is_error=is_error or typed), entry.result_type)
 
     def _intercept(self, message: dict[str, Any], size: int) -> dict[str, Any] | None:
         """The message to send on (the same object when unchanged), or None to drop it."""
@@ -340,20 +340,15 @@ class Relay:
         self, entry: Pending, call_id: Any, result: dict[str, Any], size: int
     ) -> dict[str, Any] | None:
         """The new result of an intercepted response, or None to leave it as it is."""
-        if entry.method == "tools/call":
-            self._results_in_line.append((entry.name, call_id))
+        bound = {"tools/call": self._hooks.tool_result, "resources/read":
+                 self._hooks.resource_result, "prompts/get": self._hooks.prompt_result}
+        if entry.method in bound:
+            tool = entry.name if entry.method == "tools/call" else None  # else named later
+            if tool is not None:
+                self._results_in_line.append((tool, call_id))
             # A line within every limit holds a result within them: no work to do.
-            if self._hooks.fits(entry.name, size):
-                return None
-            return self._hooks.tool_result(entry.name, call_id, result)
-        if entry.method == "resources/read":
-            if self._hooks.fits(None, size):
-                return None
-            return self._hooks.resource_result(entry.name, call_id, result)
-        if entry.method == "prompts/get":
-            if self._hooks.fits(None, size):
-                return None
-            return self._hooks.prompt_result(entry.name, call_id, result)
+            return None if self._hooks.fits(tool, size) else bound[entry.method](
+                entry.name, call_id, result)
         if entry.method == "tools/list":
             return self._hooks.tools_list(result, entry.first_page)
         if entry.method == "initialize":
@@ -399,9 +394,6 @@ class Relay:
         self._to_client(dumps({"jsonrpc": "2.0", "id": call_id, "error": error}))
 
     def _notify_client_log(self, text: str) -> None:
-        note = {
-            "jsonrpc": "2.0",
-            "method": "notifications/message",
-            "params": {"level": "error", "logger": "toolcap", "data": text},
-        }
+        params = {"level": "error", "logger": "toolcap", "data": text}
+        note = {"jsonrpc": "2.0", "method": "notifications/message", "params": params}
         self._to_client(dumps(note))

@@ -1,0 +1,83 @@
+"""A tool result's ``structuredContent``: bounded on its own, cut by structure.
+
+It is held to the result's bound (:func:`result_limit`) by itself, beside the
+text blocks, so that a client reading only ``structuredContent`` and one reading
+only ``content`` each get a bounded result. Over the bound it is stored (its
+compact JSON: ``read_artifact`` reads it back by JSON Pointer) and cut with the
+one structural cut: guided by the tool's ``outputSchema`` when the caller knows
+one the cut can honour (:mod:`toolcap.core._schemacut`), so that the cut still
+validates; otherwise the plain cut (:mod:`toolcap.core._jsoncut`). Either names
+what it elided by pointer and the artifact. When no cut fits (the bound is too
+small for even the least of it), it is dropped and a text block says where it
+is kept.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..core._json import dumps, json_size
+from ..core._jsoncut import cut_document
+from ..core._jsondoc import COMPACT, parse_document
+from ..core._media import not_sent_note
+from ..core._schemacut import cut_to_schema
+from ..core._schemaguide import Node
+from ..core._sizes import human_size
+from ._mcpbound import Bounder, result_limit
+
+__all__ = ["bound_structured"]
+
+
+def bound_structured(work: Bounder, new: dict[str, Any], structured: Any,
+                     guide: Node | None) -> None:
+    """Bound ``new["structuredContent"]`` (``structured``) in place; see the module doc."""
+    bound = result_limit(work.policy, work.tool, work.wire_budget)
+    if bound is None:
+        return
+    size = json_size(structured)
+    if size <= bound:
+        return
+    text_was_cut = work.changed
+    cap = _cap(work, bound)
+    work.cut_by(cap)
+    original = dumps(structured)
+    reference = work.policy.spill(original.encode("utf-8"), tool=work.tool) if (
+        work.spill_on) else None
+    work.record(reference)
+    found = _cut(work, original, bound, reference, guide)
+    if found is None:
+        del new["structuredContent"]
+        note = not_sent_note("structuredContent", size, bound, reference=reference,
+                             tried=work.spill_on, limit_name="limit")
+    else:
+        new["structuredContent"] = json.loads(found)
+        if text_was_cut:
+            return  # the text blocks carry their own marker
+        where = f"; full: {reference}" if reference else ""
+        note = (f"[toolcap: structuredContent cut from {human_size(size)} to "
+                f"{human_size(len(found.encode('utf-8')))}, the {human_size(bound)} limit{where}]")
+    new["content"] = [*new["content"], {"type": "text", "text": note}]
+
+
+def _cap(work: Bounder, bound: int) -> str:
+    """The name of the limit that ``bound`` is."""
+    if bound == work.policy.for_tool(work.tool).size_threshold:
+        return "size_threshold"
+    return "wire_budget" if bound == work.wire_budget else "batch_ceiling"
+
+
+def _cut(work: Bounder, original: str, bound: int, reference: str | None,
+         guide: Node | None) -> str | None:
+    """The compact JSON of the cut object, or ``None`` when none fits."""
+    parsed = parse_document(original, "json")
+    if parsed is None or not isinstance(parsed[0], dict):
+        return None  # not an object (invalid MCP) or over the structural cut's size
+    value = parsed[0]
+    policy = work.policy.for_tool(work.tool)
+    options: dict[str, Any] = {"strategy": policy.strategy, "head_ratio": policy.head_ratio,
+                               "marker": policy.marker, "reference": reference}
+    if guide is not None:
+        return cut_to_schema(value, guide, bound, **options)
+    found = cut_document(value, COMPACT, bound, **options)
+    return found if found is not None and found.startswith("{") else None
