@@ -133,3 +133,13 @@ def test_a_prompt_of_many_messages_drops_only_merged_ones_and_stays_within_the_w
     assert json_size(kept) <= 16 * KB
     assert sum(len(m["content"]["text"].encode()) for m in kept) <= 4 * KB
     assert bounded.result["description"] == "d"
+
+
+def test_structured_content_nested_too_deeply_to_walk_is_dropped_with_a_note() -> None:
+    value: Any = "x"
+    for _ in range(5000):
+        value = {"a": value}
+    result = text_result("hi", structuredContent=value)
+    bounded = bound_call_tool_result_dict(result, policy(), tool="t")
+    assert "structuredContent" not in bounded.result
+    assert "nested too deeply" in bounded.result["content"][-1]["text"]

@@ -106,8 +106,11 @@ def test_a_cut_tool_result_carries_the_record_and_its_reference_reads_back(clien
     assert record["limit"] == THRESHOLD
     assert record["originalBytes"] > 300_000
     content = [b.model_dump(mode="json", by_alias=True, exclude_none=True) for b in result.content]
-    assert record["keptBytes"] == len(json.dumps(content, ensure_ascii=False,
-                                                 separators=(",", ":")).encode())
+    # The payload measured: the content and its structured twin ({"result": text}), cut too.
+    payload = [content, result.structured_content]
+    assert record["keptBytes"] == sum(
+        len(json.dumps(part, ensure_ascii=False, separators=(",", ":")).encode())
+        for part in payload)
     read = client.call("read_artifact", {"ref": record["ref"], "offset": 0, "length": 20})
     assert text_of(read)[0] == "line 0000000 the qui"
 

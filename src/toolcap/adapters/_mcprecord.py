@@ -40,9 +40,13 @@ PAYLOAD_FIELDS = {
 }
 
 
-def payload_bytes(result: dict[str, Any], fields: Sequence[str]) -> int:
-    """The record's measure: UTF-8 bytes of the compact JSON of ``fields`` of ``result``."""
-    return sum(json_size(result[name]) for name in fields if result.get(name) is not None)
+def payload_bytes(result: dict[str, Any], fields: Sequence[str]) -> int | None:
+    """The record's measure: UTF-8 bytes of the compact JSON of ``fields`` of ``result``
+    (``None`` for a payload nested too deeply to walk)."""
+    try:
+        return sum(json_size(result[name]) for name in fields if result.get(name) is not None)
+    except RecursionError:
+        return None
 
 
 def with_record(
@@ -89,4 +93,7 @@ def bounded_upstream(
         return False
     if limit is not None and claimed > limit:
         return False
-    return ceiling is None or payload_bytes(result, fields) <= ceiling
+    if ceiling is None:
+        return True
+    size = payload_bytes(result, fields)
+    return size is not None and size <= ceiling

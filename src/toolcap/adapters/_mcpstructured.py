@@ -35,6 +35,17 @@ def bound_structured(work: Bounder, new: dict[str, Any], structured: Any,
     bound = result_limit(work.policy, work.tool, work.wire_budget)
     if bound is None:
         return
+    try:
+        _bound(work, new, structured, guide, bound)
+    except RecursionError:  # nested deeper than Python can walk: neither measured nor kept
+        work.cut_by(_cap(work, bound))
+        new.pop("structuredContent", None)
+        note = "[toolcap: structuredContent not sent: nested too deeply to measure]"
+        new["content"] = [*new["content"], {"type": "text", "text": note}]
+
+
+def _bound(work: Bounder, new: dict[str, Any], structured: Any, guide: Node | None,
+           bound: int) -> None:
     size = json_size(structured)
     if size <= bound:
         return
