@@ -202,7 +202,7 @@ class Relay:
         params = message["params"]
         reader = self._hooks.upstream_read(params.get("arguments"))
         if reader is not None:  # not in this store: the upstream toolcap's reader may hold it
-            self._track(call_id, _Pending("tools/call", params["name"], typed))
+            self._pending.track(call_id, Pending("tools/call", params["name"], typed))
             self._to_upstream(dumps({**message, "params": {**params, "name": reader}}))
             return
         try:
