@@ -11,7 +11,8 @@ from pathlib import Path
 
 from toolcap.core._refs import REF, reference_for
 
-__all__ = ["PYTHON", "REF", "TOOLCAP", "Toolcap", "reference_of", "token_corpora"]
+__all__ = ["PYTHON", "REF", "TOOLCAP", "Toolcap", "reference_of", "run_writers_together",
+           "token_corpora"]
 
 TOOLCAP = str(Path(sys.executable).with_name("toolcap"))
 PYTHON = sys.executable
@@ -82,3 +83,30 @@ def token_corpora() -> dict[str, str]:
     texts["json compact"] = json.dumps(json.loads(texts["json"]), ensure_ascii=False)
     texts["base64 one line"] = texts["base64"].replace("\n", "")
     return texts
+
+
+def run_writers_together(script: str, root: Path, count: int) -> None:
+    """Run ``count`` processes of ``script`` (args: root, index) released at once on stdin.
+
+    Each must print ``done``; all are waited for (killed if a check fails first).
+    """
+    writers = [
+        subprocess.Popen([sys.executable, "-c", script, str(root), str(who)],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for who in range(count)
+    ]
+    try:
+        for writer in writers:
+            assert writer.stdin is not None
+            writer.stdin.write(b"go\n")
+            writer.stdin.close()
+        for writer in writers:
+            assert writer.stdout is not None and writer.stderr is not None
+            out, err = writer.stdout.read(), writer.stderr.read()
+            assert writer.wait(timeout=300) == 0, err.decode()
+            assert out == b"done\n"
+    finally:
+        for writer in writers:
+            if writer.poll() is None:
+                writer.kill()
+                writer.wait()

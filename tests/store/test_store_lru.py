@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers import run_writers_together
 from toolcap.store import LocalStore, MemoryStore, StoreLimits
 
 HOUR = 3600.0
@@ -154,20 +153,7 @@ def test_writers_in_several_processes_keep_the_order_and_evict_down_to_the_cap(
     tmp_path: Path,
 ) -> None:
     root = tmp_path / "store"
-    writers = [
-        subprocess.Popen([sys.executable, "-c", WRITER, str(root), str(who)],
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        for who in range(4)
-    ]
-    for writer in writers:
-        assert writer.stdin is not None
-        writer.stdin.write(b"go\n")
-        writer.stdin.close()
-    for writer in writers:
-        assert writer.stdout is not None and writer.stderr is not None
-        out, err = writer.stdout.read(), writer.stderr.read()
-        assert writer.wait(timeout=300) == 0, err.decode()
-        assert out == b"done\n"
+    run_writers_together(WRITER, root, 4)
     store = LocalStore(root, fsync=False, limits=StoreLimits(max_total_size=None))
     scanned = slow_order(store)
     assert 0 < len(scanned) < 4 * 90  # evictions happened

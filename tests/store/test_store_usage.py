@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
+from helpers import run_writers_together
 from toolcap.store import LocalStore, StoreLimits
 
 # Each writer waits for a line on stdin (all start together), then puts its own
@@ -42,27 +41,7 @@ def scanned_total(store: LocalStore) -> int:
 def test_concurrent_writers_in_several_processes_keep_the_total_exact(tmp_path: Path) -> None:
     root = tmp_path / "store"
     LocalStore(root, fsync=False).put(b"present before the writers start")
-    writers = [
-        subprocess.Popen([sys.executable, "-c", WRITER, str(root), str(who)],
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        for who in range(4)
-    ]
-    try:
-        for writer in writers:
-            assert writer.stdin is not None
-            writer.stdin.write(b"go\n")
-            writer.stdin.close()
-        for writer in writers:
-            assert writer.stdout is not None and writer.stderr is not None
-            out = writer.stdout.read()
-            err = writer.stderr.read()
-            assert writer.wait(timeout=300) == 0, err.decode()
-            assert out == b"done\n"
-    finally:
-        for writer in writers:
-            if writer.poll() is None:
-                writer.kill()
-                writer.wait()
+    run_writers_together(WRITER, root, 4)
     store = LocalStore(root, fsync=False)
     assert len(store.scan()) > 100
     assert store.stored_total() == scanned_total(store)
