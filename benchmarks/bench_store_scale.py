@@ -194,8 +194,14 @@ def moto_s3() -> Iterator[str]:
     for key, value in {"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench",
                        "AWS_DEFAULT_REGION": "eu-west-1", "AWS_ENDPOINT_URL": endpoint}.items():
         os.environ[key] = value
-    boto3.client("s3").create_bucket(
-        Bucket="bench", CreateBucketConfiguration={"LocationConstraint": "eu-west-1"})
+    client = boto3.client("s3")
+    with contextlib.suppress(client.exceptions.BucketAlreadyOwnedByYou):  # moto's state is
+        client.create_bucket(  # per process: a server started before made it already
+            Bucket="bench", CreateBucketConfiguration={"LocationConstraint": "eu-west-1"})
+    with contextlib.suppress(ImportError):  # fsspec keeps file systems made for another server
+        from s3fs import S3FileSystem  # type: ignore[import-untyped]
+
+        S3FileSystem.clear_instance_cache()
     try:
         yield endpoint
     finally:
