@@ -232,6 +232,10 @@ class LocalStore(ArtifactStore):
             self._link(meta.name, data.with_name(ident + ".json"))
         finally:
             self.drop_spool(meta)
+        # The file is linked with its time already set, so that no evictor sees
+        # it with another time (and drops its note as stale) between link and utime.
+        spool.flush()
+        os.utime(spool.fileno(), (info.created, info.created))
         self._uses.note(ident, info.created)  # before the link: a visible artifact has its note
         with self._changing():
             linked = self._link(spool.name, data)
@@ -240,8 +244,9 @@ class LocalStore(ArtifactStore):
         if not linked:
             self.touch(ident, info.created)
             return
-        with contextlib.suppress(FileNotFoundError):  # deleted at once by another: that's theirs
-            os.utime(data, (info.created, info.created), follow_symlinks=False)
+        # Again after the link: an evictor that found the note before the file
+        # existed may have dropped it (it notes it back if it sees the file after).
+        self._uses.note(ident, info.created)
 
     def exists(self, ident: str) -> bool:
         try:

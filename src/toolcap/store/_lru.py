@@ -143,6 +143,12 @@ class UseIndex:
                         pending.pop()  # gone, or used later (noted there): this note is stale
                     with contextlib.suppress(OSError):
                         os.unlink(folder / ident)
+                    if seen is None:
+                        # Not linked yet when probed: a put links the file after
+                        # its note, so look again and note it back if it is there.
+                        again = probe(ident)
+                        if again is not None and _second(again[0]) == second:
+                            self.note(ident, again[0])
                     continue
                 yield seen[0], ident, seen[1]
                 # Only now: a consumer that stopped at it did not take it. (Checked:
