@@ -108,7 +108,11 @@ class StdioUpstream:
             self._stderr.relay(os.dup(self._proc.stderr.fileno()))
             self._proc.stderr.close()
         assert self._proc.stdin is not None
-        self._writer = FdWriter(self._proc.stdin.fileno())
+        # The writer owns a descriptor of its own: closing the one the Popen's
+        # file object also owns would close it twice, and the second close can
+        # hit a number reused meanwhile by another session's pipe.
+        self._writer = FdWriter(os.dup(self._proc.stdin.fileno()))
+        self._proc.stdin.close()
 
     def run(
         self,
