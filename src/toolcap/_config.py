@@ -32,7 +32,6 @@ from .core._marker import Marker
 from .core._pressure import parse_window
 from .core._sizes import Limit, parse_limit
 from .core._store_limits import StoreLimits
-from .core._strategy import CutPolicy
 from .core._tokens import check_measure
 
 if sys.version_info >= (3, 11):
@@ -63,11 +62,6 @@ class ToolPolicy:
     def keep(self) -> KeepLines:
         """``keep_lines`` and ``keep_lines_share``, compiled (once per distinct value)."""
         return compiled_keep_lines(self.keep_lines, self.keep_lines_share)
-
-    @property
-    def wire_cut(self) -> CutPolicy:
-        """This tool's strategy and head's share for the wire cut (which never snaps)."""
-        return CutPolicy(self.strategy, self.head_ratio, snap=None)
 
     @property
     def cut_options(self) -> dict[str, Any]:
