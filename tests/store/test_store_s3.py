@@ -240,3 +240,25 @@ def test_the_last_lines_of_a_big_s3_artifact_cross_the_wire_alone(
         assert proxy.served < 3 * 1024 * 1024 < len(text) // 5
     finally:
         proxy.close()
+
+
+def test_an_item_near_the_end_of_a_big_s3_json_original_reads_by_pointer_alone(
+    s3: dict[str, str], url: str, monkeypatch: pytest.MonkeyPatch, toolcap: Any
+) -> None:
+    store = s3_store(s3, url, monkeypatch)
+    items = [{"id": i, "name": f"ïtem {i}", "tags": ["a", "b"]} for i in range(200_000)]
+    document = json.dumps({"count": len(items), "items": items}, ensure_ascii=False).encode()
+    assert len(document) > 8 * 1024 * 1024
+    ref = store.put(document)
+    assert store.stat(ref).json_index is not None
+    proxy = CountingProxy((s3["host"], int(s3["port"])))
+    try:
+        reader_env = env_with(AWS_ENDPOINT_URL=proxy.url)
+        part = toolcap("artifacts", "cat", ref, "--pointer", "/items/199998", "--artifacts", url,
+                       env=reader_env)
+        assert part.returncode == 0, part.stderr.decode()
+        assert json.loads(part.stdout) == items[199998]
+        # The record (its index) and one index step of bytes, not the whole document.
+        assert proxy.served < 1024 * 1024 < len(document) // 8
+    finally:
+        proxy.close()

@@ -216,16 +216,21 @@ def _cat(args: argparse.Namespace) -> int:
 
 
 def _json_part(store: ArtifactStore, ref: str, args: argparse.Namespace) -> str:
-    """The part of a JSON original ``--pointer`` (and ``--start``/``--count``) names."""
-    from ..core._jsondoc import MAX_STRUCTURAL_BYTES, select_part
+    """The part of a JSON original ``--pointer`` (and ``--start``/``--count``) names.
+
+    Through the original's JSON index when it has one (see ``_json_part`` of
+    ``proxy/_artifact.py``), else by parsing it whole.
+    """
+    from ..core._jsondoc import MAX_STRUCTURAL_BYTES
+    from ..core._jsonpart import select_stored
 
     info = store.stat(ref)
-    if info.partial or info.bytes > MAX_STRUCTURAL_BYTES:
+    if info.json_index is None and (info.partial or info.bytes > MAX_STRUCTURAL_BYTES):
         raise CommandError(f"--pointer: {ref} is not kept whole or is over 64 MB; "
                            "read it with --lines, --offset or grep", status=1)
-    text = store.read_bytes(ref).decode("utf-8", "replace")
     try:
-        part, _ = select_part(text, args.pointer, args.start, args.count)
+        part, _ = select_stored(info.json_index, lambda low, high: store.read_bytes(
+            ref, low, high - low), info.bytes, args.pointer, args.start, args.count)
     except ValueError as error:
         raise CommandError(f"--pointer: {error}", status=1) from None
     return part

@@ -17,17 +17,21 @@ from ._jsonsize import dumps
 from ._utf8 import utf8_size
 
 __all__ = [
+    "DECODER",
     "FORMATS",
     "MAX_STRUCTURAL_BYTES",
     "Format",
     "Number",
     "Style",
     "Writer",
+    "array_index",
     "check_format",
     "parse_document",
     "pointer",
+    "reject_constant",
     "resolve_pointer",
-    "select_part",
+    "split_pointer",
+    "unescape_token",
     "wire_cost",
 ]
 
@@ -57,9 +61,13 @@ class Number(str):
     __slots__ = ()
 
 
-def _reject_constant(name: str) -> object:
-    # NaN and Infinity are not JSON: a text holding them is not a document.
+def reject_constant(name: str) -> object:
+    """``parse_constant`` of every parse: NaN and Infinity are not JSON, nor a text holding them."""
     raise ValueError(f"{name} is not JSON")
+
+
+#: How a document is parsed, whole or in parts: numbers as written, no NaN or Infinity.
+DECODER = json.JSONDecoder(parse_float=Number, parse_constant=reject_constant)
 
 
 def check_format(value: object, *, key: str | None = None, file: str | None = None) -> Format:
@@ -162,7 +170,7 @@ def parse_document(
     if (utf8_size(text) if size is None else size) > MAX_STRUCTURAL_BYTES:
         return None
     try:
-        value = json.loads(text, parse_float=Number, parse_constant=_reject_constant)
+        value = DECODER.decode(text)
     except (ValueError, RecursionError):
         return None
     return value, detect_style(text)
@@ -178,29 +186,46 @@ def pointer(tokens: Sequence[str]) -> str:
     return "".join("/" + escape_token(token) for token in tokens)
 
 
-def resolve_pointer(value: object, where: str) -> object:
-    """The part of ``value`` that JSON Pointer ``where`` names; KeyError naming what is missing."""
+def split_pointer(where: str) -> list[str]:
+    """The reference tokens of JSON Pointer ``where``, still escaped; KeyError if malformed."""
     if where == "":
-        return value
+        return []
     if not where.startswith("/"):
         raise KeyError(f"a JSON Pointer starts with '/', got {where[:60]!r}")
+    return where[1:].split("/")
+
+
+def unescape_token(raw: str) -> str:
+    """The key or index one escaped reference token names (``~1`` → ``/``, ``~0`` → ``~``)."""
+    return raw.replace("~1", "/").replace("~0", "~")
+
+
+def array_index(token: str, length: int, walked: str) -> int:
+    """The item ``token`` names in an array of ``length``; KeyError naming what is wrong."""
+    # ASCII digits only: str.isdigit() also takes "²" and "١", which are no index.
+    if not (token.isascii() and token.isdigit()) or (token != "0" and token.startswith("0")):
+        raise KeyError(f"{token[:60]!r} is not an array index at {walked[:120]}")
+    index = int(token)
+    if index >= length:
+        raise KeyError(f"index {index} is past the end ({length} items) at {walked[:120]}")
+    return index
+
+
+def resolve_pointer(value: object, where: str, walked: str = "") -> object:
+    """The part of ``value`` that JSON Pointer ``where`` names; KeyError naming what is missing.
+
+    ``walked`` is the pointer of ``value`` itself in a larger document, for the messages.
+    """
     current = value
-    walked = ""
-    for raw in where[1:].split("/"):
-        token = raw.replace("~1", "/").replace("~0", "~")
+    for raw in split_pointer(where):
+        token = unescape_token(raw)
         walked += "/" + raw
         if isinstance(current, dict):
             if token not in current:
                 raise KeyError(f"no member {token[:60]!r} at {walked[:120]}")
             current = current[token]
         elif isinstance(current, list):
-            if not token.isdigit() or (token != "0" and token.startswith("0")):
-                raise KeyError(f"{token[:60]!r} is not an array index at {walked[:120]}")
-            index = int(token)
-            if index >= len(current):
-                raise KeyError(f"index {index} is past the end ({len(current)} items)"
-                               f" at {walked[:120]}")
-            current = current[index]
+            current = current[array_index(token, len(current), walked)]
         else:
             raise KeyError(f"nothing inside a {type_name(current)} at {walked[:120]}")
     return current
@@ -328,38 +353,3 @@ class Writer:
             if total > cap:
                 return cap + 1
         return total
-
-
-def select_part(
-    text: str, where: str, start: int | None = None, count: int | None = None
-) -> tuple[str, str]:
-    """The part of JSON document ``text`` at pointer ``where``, in the document's layout.
-
-    With ``start`` or ``count``, the part must be an array and only those items
-    are returned (still an array). Returns ``(json_text, description)``; raises
-    ValueError with a one-line message naming what is wrong.
-    """
-    parsed = parse_document(text, "json")
-    if parsed is None:
-        raise ValueError("it is not a JSON object or array of at most 64 MB: read it by lines,"
-                         " bytes or a search instead")
-    value, style = parsed
-    try:
-        part = resolve_pointer(value, where)
-    except KeyError as error:
-        raise ValueError(f"pointer {where[:120]!r}: {error.args[0]}") from None
-    shown = where or "/"
-    if start is None and count is None:
-        return Writer(style).render(part), f"{type_name(part)} at {shown[:120]}"
-    if not isinstance(part, list):
-        raise ValueError(f"{shown[:120]} is an {type_name(part)}, not an array:"
-                         " start and count select items of an array")
-    first = start or 0
-    if first > len(part):
-        raise ValueError(f"start {first} is past the end of {shown[:120]} ({len(part)} items)")
-    items = part[first:] if count is None else part[first : first + count]
-    if not items:
-        return "[]", f"no items from {first} of the {len(part)} at {shown[:120]}"
-    last = first + len(items) - 1
-    return (Writer(style).render(items),
-            f"items {first}–{last} of the {len(part)} at {shown[:120]}")

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core._jsondoc import MAX_STRUCTURAL_BYTES, select_part
+from ..core._jsondoc import MAX_STRUCTURAL_BYTES
+from ..core._jsonpart import select_stored
 from ..core._sizes import human_size
 from ..core._utf8 import head_boundary, tail_boundary
 from ..protocols import ArtifactReader
-from ..store import grep_rows
+from ..store import ArtifactInfo, grep_rows
 
 __all__ = ["READER_KEY", "is_toolcap_reader", "read_artifact_definition", "read_artifact_result"]
 
@@ -119,7 +120,7 @@ def read_artifact_result(store: object, arguments: Any) -> dict[str, Any]:
         info = store.stat(ref)
         where = f"{info.ref} ({human_size(info.bytes)}, {info.lines} lines)"
         if "pointer" in arguments or "start" in arguments or "count" in arguments:
-            text, note = _json_part(store, ref, info.bytes, info.partial, arguments, where)
+            text, note = _json_part(store, info, arguments, where)
         elif isinstance(arguments.get("pattern"), str):
             text, note = _grep(store, ref, arguments)
         elif "start_line" in arguments or "end_line" in arguments:
@@ -189,24 +190,27 @@ def _byte_range(
 
 
 def _json_part(
-    store: ArtifactReader, ref: str, size: int, partial: bool, arguments: dict[str, Any],
-    where: str,
+    store: ArtifactReader, info: ArtifactInfo, arguments: dict[str, Any], where: str
 ) -> tuple[str, str]:
     """The part of a JSON original a pointer (and an item range) names.
 
-    The original is parsed on each read (no index is kept): a JSON original is
-    cut by structure only up to 64 MB, and one parse of that costs about a second.
+    An original stored with a JSON index (a document of 1 MB or more, see
+    :mod:`toolcap.core._jsonindex`) is read through it: only the smallest indexed
+    span holding the part is read and parsed, at any size of the original, as
+    long as that span is at most 64 MB. Any other original is parsed whole on
+    each read, so it must be kept whole and at most 64 MB.
     """
     pointer = arguments.get("pointer", "")
     if not isinstance(pointer, str):
         raise ValueError("pointer must be a string such as /results/500")
     start = _int(arguments, "start", None, 0)
     count = _int(arguments, "count", None, 1)
-    if partial or size > MAX_STRUCTURAL_BYTES:
+    ref = info.ref
+    if info.json_index is None and (info.partial or info.bytes > MAX_STRUCTURAL_BYTES):
         raise ValueError(f"{ref} is not kept whole or is over 64 MB, so it cannot be read by"
                          " pointer; use a search or a byte range")
-    text, what = select_part(store.read_bytes(ref).decode("utf-8", "replace"), pointer,
-                             start, count)
+    text, what = select_stored(info.json_index, lambda low, high: store.read_bytes(
+        ref, low, high - low), info.bytes, pointer, start, count)
     return text, f"{what} of {where}"
 
 

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from typing import IO, NoReturn
 
 from toolcap.core._errors import DamagedArtifactError, StoreError
+from toolcap.core._jsonindex import index_of
 from toolcap.core._refs import ID_LENGTH, PREFIX, format_ref, parse_ref
 from toolcap.core._store_limits import StoreLimits
 from toolcap.store._backend import Clock, StoreBackend, store_errors
@@ -106,6 +107,7 @@ class ArtifactStore(StoreBackend):
                 head_bytes=head,
                 stored_sha256=None if head is None else hashlib.sha256(stored).hexdigest(),
                 line_marks=marks,
+                json_index=None if head is not None else index_of(raw),
             )
 
         self.publish_bytes(ident, stored, make_info)

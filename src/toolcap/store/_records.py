@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from toolcap.core._errors import ArtifactNotFoundError, StoreError
+from toolcap.core._jsonindex import JsonIndex, parse_index
 from toolcap.core._refs import PREFIX, parse_ref
 from toolcap.store._lineindex import Marks, parse_marks
 
@@ -36,8 +37,9 @@ class ArtifactInfo:
     store) or URL (fsspec store) of the stored bytes. ``stored_sha256`` is the
     SHA-256 of the stored bytes of a partial artifact (a complete one's is
     ``sha256``), so that a whole read can check them. ``line_marks`` is the
-    sparse line index of the stored bytes (see :mod:`toolcap.store._lineindex`):
-    persisted, but not part of :meth:`to_dict`.
+    sparse line index of the stored bytes (see :mod:`toolcap.store._lineindex`),
+    ``json_index`` the structural index of a JSON original (see
+    :mod:`toolcap.core._jsonindex`): both persisted, neither part of :meth:`to_dict`.
     """
 
     ref: str
@@ -53,6 +55,7 @@ class ArtifactInfo:
     location: str | None = None
     stored_sha256: str | None = None
     line_marks: Marks = field(default=(), repr=False, compare=False)
+    json_index: JsonIndex | None = field(default=None, repr=False, compare=False)
 
     @property
     def id(self) -> str:
@@ -60,14 +63,14 @@ class ArtifactInfo:
         return self.ref[len(PREFIX) :]
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict of every field but the line index."""
-        data = asdict(self)
-        del data["line_marks"]
+        """A JSON-ready dict of every field but the indexes."""
+        data = asdict(replace(self, json_index=None))
+        del data["line_marks"], data["json_index"]
         return data
 
     def record(self) -> dict[str, Any]:
         """The persisted form: every field except the derived location."""
-        data = asdict(self)
+        data = asdict(replace(self, json_index=None))  # asdict would copy it deeply
         del data["location"]
         if data["stored_sha256"] is None:
             del data["stored_sha256"]  # complete artifacts: their records stay as they were
@@ -75,6 +78,10 @@ class ArtifactInfo:
             data["line_marks"] = [list(mark) for mark in self.line_marks]
         else:
             del data["line_marks"]  # small artifacts need none
+        if self.json_index is not None:
+            data["json_index"] = self.json_index.record()
+        else:
+            del data["json_index"]
         return data
 
     @classmethod
@@ -97,11 +104,19 @@ class ArtifactInfo:
                     None if data.get("stored_sha256") is None else str(data["stored_sha256"])
                 ),
             )
-            info = replace(info, line_marks=parse_marks(data.get("line_marks"), info.bytes))
+            info = replace(info, line_marks=parse_marks(data.get("line_marks"), info.bytes),
+                           json_index=_json_index(data.get("json_index"), info))
         except (KeyError, TypeError, ValueError) as exc:
             raise StoreError(f"damaged artifact metadata ({exc.__class__.__name__})") from None
         parse_ref(info.ref)
         return info
+
+
+def _json_index(value: object, info: ArtifactInfo) -> JsonIndex | None:
+    """The record's JSON index if it has a sound one (a partial artifact has none)."""
+    if value is None or info.partial:
+        return None
+    return parse_index(value, info.bytes)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,326 @@
+"""A structural index of a JSON document, made once when it is stored, for reads by pointer.
+
+Reading ``/results/500`` of a 200 MB original should not parse 200 MB. When a
+document of at least :data:`INDEX_MIN_BYTES` is stored, :func:`build_index`
+walks it once and records, by JSON Pointer, the byte span of every container
+of at least one *step* of bytes (``max(MIN_STEP, size / TARGET_MARKS)``), with:
+
+- for an array, its item count and *marks* ``(item index, byte offset)``: the
+  first item and then the first item at least a step after the last mark;
+- for an object, every member's key and the byte span of its value (unless the
+  object has more than :data:`MAX_MEMBERS` members, keys too long to list, or
+  a key twice: then no list, and a read inside it parses the object).
+
+Offsets are UTF-8 byte offsets of the stored bytes. The index is bounded: its
+record form is at most :data:`MAX_INDEX_BYTES` (about) — past that, the step
+doubles, smaller containers are dropped and marks thinned until it fits.
+
+The walk parses the top containers itself and hands each value below to the C
+decoder (one parse of the document; an object big enough to be indexed inside
+is parsed a second time); a document that does not parse, or whose bytes are
+not UTF-8, gets no index, so it is read as before. Reading through the index
+is :mod:`toolcap.core._jsonpart`. Pure.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import Any
+
+from ._jsondoc import (
+    Style,
+    detect_style,
+    escape_token,
+    looks_like_document,
+    reject_constant,
+)
+
+__all__ = [
+    "INDEX_MIN_BYTES",
+    "Container",
+    "JsonIndex",
+    "build_index",
+    "index_of",
+    "parse_index",
+]
+
+#: Smaller documents are parsed whole on each read (a few milliseconds).
+INDEX_MIN_BYTES = 1 << 20
+#: Least step between marks, in bytes.
+MIN_STEP = 16 * 1024
+#: Marks per document the step aims at (the step grows with the document).
+TARGET_MARKS = 1024
+#: About the most bytes an index's record takes.
+MAX_INDEX_BYTES = 128 * 1024
+#: Containers below this depth are not indexed (their parent is).
+MAX_DEPTH = 32
+#: An object with more members than this is indexed without its member list.
+MAX_MEMBERS = 1024
+_MAX_POINTER = 1024  # characters of a container's pointer, else not indexed
+
+_WHITESPACE = " \t\n\r"
+
+
+# What the walk checks and skips values with (floats stay floats: only where they end matters).
+_CHECK = json.JSONDecoder(parse_constant=reject_constant)
+_scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
+class Container:
+    """An indexed array or object: its byte span and where its children are."""
+
+    start: int  # byte offset of its opening bracket
+    end: int  # byte offset just after its closing bracket
+    count: int  # items or members
+    is_array: bool
+    #: Arrays: ``(item index, byte offset of the item)``, increasing, from item 0.
+    marks: tuple[tuple[int, int], ...] = ()
+    #: Objects: ``(key, value start, value end)`` of every member, or ``None``.
+    members: tuple[tuple[str, int, int], ...] | None = None
+
+    def cost(self, pointer: str) -> int:
+        """About the bytes of its record form."""
+        members = sum(len(key) + 24 for key, _, _ in self.members or ())
+        return 48 + len(pointer) + 16 * len(self.marks) + members
+
+
+@dataclass(frozen=True)
+class JsonIndex:
+    """The indexed containers of a document by JSON Pointer (``""`` the root), and its style."""
+
+    style: Style
+    nodes: dict[str, Container]
+
+    def record(self) -> dict[str, Any]:
+        """The JSON-ready form kept in an artifact's record."""
+        style = self.style
+        nodes = []
+        for where, node in self.nodes.items():
+            children: list[Any] | None = (
+                [list(mark) for mark in node.marks] if node.is_array
+                else None if node.members is None else [list(m) for m in node.members])
+            nodes.append([where, node.start, node.end, node.count,
+                          "a" if node.is_array else "o", children])
+        return {"style": [style.indent, style.item_separator, style.key_separator],
+                "nodes": nodes}
+
+
+# ---------------------------------------------------------------------- building
+class _Walk:
+    def __init__(self, text: str, step: int) -> None:
+        self.text = text
+        self.step = step
+        self.nodes: dict[str, Container] = {}  # positions in characters until converted
+
+    def skip(self, at: int) -> int:
+        text = self.text
+        while at < len(text) and text[at] in _WHITESPACE:
+            at += 1
+        return at
+
+    def value(self, at: int, depth: int, where: str, walk_arrays: bool) -> int:
+        """Check the value at ``at``, indexing it if it is a big container; its end."""
+        char = self.text[at : at + 1]
+        indexable = depth <= MAX_DEPTH and len(where) <= _MAX_POINTER
+        if char == "[" and walk_arrays and indexable:
+            return self.array(at, depth, where)
+        _, end = _CHECK.raw_decode(self.text, at)
+        if char in "[{" and indexable and end - at >= self.step:
+            # Big enough to be indexed inside: walk it (its values are parsed again).
+            return self.array(at, depth, where) if char == "[" else self.object(at, depth, where)
+        return int(end)
+
+    def array(self, start: int, depth: int, where: str) -> int:
+        text, step = self.text, self.step
+        marks: list[tuple[int, int]] = []
+        at = self.skip(start + 1)
+        count = 0
+        if text.startswith("]", at):
+            return self.close(start, at + 1, Container(start, at + 1, 0, True), where)
+        while True:
+            if not marks or at - marks[-1][1] >= step:
+                marks.append((count, at))
+            at = self.skip(self.value(at, depth + 1, f"{where}/{count}", False))
+            count += 1
+            if text.startswith("]", at):
+                node = Container(start, at + 1, count, True, marks=tuple(marks))
+                return self.close(start, at + 1, node, where)
+            if not text.startswith(",", at):
+                raise ValueError("expected , or ]")
+            at = self.skip(at + 1)
+
+    def object(self, start: int, depth: int, where: str) -> int:
+        text = self.text
+        members: list[tuple[str, int, int]] = []
+        seen: set[str] = set()
+        listed = True
+        count = 0
+        at = self.skip(start + 1)
+        if not text.startswith("}", at):
+            while True:
+                if not text.startswith('"', at):
+                    raise ValueError("expected a key")
+                key, at = _scanstring(text, at + 1)
+                at = self.skip(at)
+                if not text.startswith(":", at):
+                    raise ValueError("expected :")
+                at = self.skip(at + 1)
+                end = self.value(at, depth + 1, f"{where}/{escape_token(key)}", True)
+                count += 1
+                if listed:
+                    listed = key not in seen and len(members) < MAX_MEMBERS
+                    seen.add(key)
+                    members.append((key, at, end))
+                at = self.skip(end)
+                if text.startswith("}", at):
+                    break
+                if not text.startswith(",", at):
+                    raise ValueError("expected , or }")
+                at = self.skip(at + 1)
+        listing = tuple(members) if listed else None
+        if listing is not None and sum(len(k) + 24 for k, _, _ in listing) > MAX_INDEX_BYTES // 4:
+            listing = None
+        node = Container(start, at + 1, count, False, members=listing)
+        return self.close(start, at + 1, node, where)
+
+    def close(self, start: int, end: int, node: Container, where: str) -> int:
+        if end - start >= self.step or where == "":
+            self.nodes[where] = node
+        return end
+
+
+def index_of(stored: bytes) -> JsonIndex | None:
+    """The index of the stored bytes of a whole original, if it is a JSON document worth one.
+
+    Documents under :data:`INDEX_MIN_BYTES`, and bytes that are not UTF-8, get none.
+    """
+    # A document starts within its first bytes (4 KB of white space first: no index).
+    if len(stored) < INDEX_MIN_BYTES or stored[:4096].lstrip(b" \t\n\r")[:1] not in (b"{", b"["):
+        return None
+    try:
+        text = stored.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return build_index(text)
+
+
+def build_index(text: str, *, min_step: int = MIN_STEP) -> JsonIndex | None:
+    """The index of JSON document ``text`` (an object or array), or ``None`` if it is not one.
+
+    ``text`` must be what is stored, decoded: offsets are its UTF-8 bytes.
+    """
+    if not looks_like_document(text):
+        return None
+    step = max(min_step, len(text) // TARGET_MARKS)
+    walk = _Walk(text, step)
+    try:
+        root = walk.skip(0)
+        end = walk.array(root, 0, "") if text[root] == "[" else walk.object(root, 0, "")
+        if walk.skip(end) != len(text):
+            return None
+    except (ValueError, RecursionError):
+        return None
+    nodes = _in_bytes(text, walk.nodes)
+    return _thinned(JsonIndex(detect_style(text), nodes), step)
+
+
+def _in_bytes(text: str, nodes: dict[str, Container]) -> dict[str, Container]:
+    """The same containers with character positions turned into UTF-8 byte offsets."""
+    if text.isascii():
+        return nodes
+    positions: set[int] = set()
+    for node in nodes.values():
+        positions.update((node.start, node.end))
+        positions.update(offset for _, offset in node.marks)
+        for _, start, end in node.members or ():
+            positions.update((start, end))
+    offsets: dict[int, int] = {}
+    done = size = 0
+    for position in sorted(positions):
+        size += len(text[done:position].encode("utf-8"))
+        offsets[position] = size
+        done = position
+    return {
+        where: Container(
+            offsets[n.start], offsets[n.end], n.count, n.is_array,
+            tuple((i, offsets[o]) for i, o in n.marks),
+            None if n.members is None
+            else tuple((k, offsets[s], offsets[e]) for k, s, e in n.members))
+        for where, n in nodes.items()
+    }
+
+
+def _thinned(index: JsonIndex, step: int) -> JsonIndex:
+    """``index`` within :data:`MAX_INDEX_BYTES`: the step doubles until it fits."""
+    nodes = index.nodes
+    while sum(node.cost(where) for where, node in nodes.items()) > MAX_INDEX_BYTES:
+        step *= 2
+        kept: dict[str, Container] = {}
+        for where, node in nodes.items():
+            if where and node.end - node.start < step:
+                continue
+            marks: list[tuple[int, int]] = []
+            for mark in node.marks:
+                if not marks or mark[1] - marks[-1][1] >= step:
+                    marks.append(mark)
+            kept[where] = Container(node.start, node.end, node.count, node.is_array,
+                                    tuple(marks), node.members)
+        nodes = kept  # at worst the root alone, one mark and a short member list: it fits
+    return JsonIndex(index.style, nodes)
+
+
+# ---------------------------------------------------------------------- the record
+def parse_index(value: object, stored: int) -> JsonIndex | None:
+    """An index as a record holds it (:meth:`JsonIndex.record`), or ``None`` if malformed.
+
+    Every offset must lie inside the ``stored`` bytes and in order, so that a
+    damaged record is read without its index rather than wrongly.
+    """
+    try:
+        return _parsed_index(value, stored)
+    except (TypeError, ValueError, KeyError, IndexError):
+        return None
+
+
+def _int(value: object, low: int, high: int) -> int:
+    if type(value) is not int or not low <= value <= high:
+        raise ValueError("out of range")
+    return value
+
+
+def _parsed_index(value: object, stored: int) -> JsonIndex | None:
+    if not isinstance(value, dict):
+        return None
+    indent, item_separator, key_separator = value["style"]
+    if not (indent is None
+            or (isinstance(indent, str) and len(indent) <= 64 and indent.strip(" \t") == "")):
+        return None
+    if not (item_separator in (",", ", ") and key_separator in (":", ": ")):
+        return None
+    nodes: dict[str, Container] = {}
+    for where, start, end, count, kind, children in value["nodes"]:
+        if not isinstance(where, str) or kind not in ("a", "o") or where in nodes:
+            return None
+        start, end = _int(start, 0, stored - 1), _int(end, start + 2, stored)
+        count = _int(count, 0, end - start)
+        if kind == "a":
+            marks = tuple((_int(i, 0, count - 1), _int(at, start + 1, end - 1))
+                          for i, at in children)
+            if (count and (not marks or marks[0][0] != 0)) or any(
+                    a[0] >= b[0] or a[1] >= b[1] for a, b in pairwise(marks)):
+                return None
+            nodes[where] = Container(start, end, count, True, marks=marks)
+        else:
+            members = None if children is None else tuple(
+                (key, _int(begin, start + 1, end - 1), _int(stop, begin + 1, end - 1))
+                for key, begin, stop in children if isinstance(key, str))
+            if members is not None and len(members) != len(children):
+                return None
+            nodes[where] = Container(start, end, count, False, members=members)
+    if "" not in nodes:
+        return None
+    return JsonIndex(Style(indent, item_separator, key_separator), nodes)

@@ -1,0 +1,134 @@
+"""The JSON index: a part read through it is exactly the part a whole-document parse gives."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from unittest import mock
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from _strategies import leaves, tricky_character, write_json
+from toolcap.core import _jsonindex
+from toolcap.core._jsondoc import escape_token
+from toolcap.core._jsonindex import JsonIndex, build_index, index_of, parse_index
+from toolcap.core._jsonpart import select_indexed, select_part
+
+PROPERTY = settings(max_examples=200, deadline=None, derandomize=True,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+# Keys with every kind of pointer trouble: "/" and "~" (escaped ~1 and ~0), non-ASCII,
+# characters JSON escapes, and the empty key.
+keys = st.text(alphabet=st.one_of(st.sampled_from("ab~/01"), tricky_character), max_size=5)
+documents = st.recursive(
+    leaves, lambda inner: st.one_of(st.lists(inner, max_size=40),
+                                    st.dictionaries(keys, inner, max_size=10)),
+    max_leaves=150,
+).filter(lambda value: isinstance(value, (list, dict)))
+
+
+def outcome(run: Callable[..., tuple[str, str]], *arguments: object) -> tuple[str, str]:
+    """What ``run(*arguments)`` gives: its answer, or its one-line error."""
+    try:
+        return run(*arguments)
+    except ValueError as error:
+        return "error", str(error)
+
+
+@st.composite
+def pointers(draw: st.DrawFn, value: object) -> str:
+    """A pointer into ``value`` (often to an existing part, sometimes a wrong last token)."""
+    where = ""
+    while isinstance(value, (list, dict)) and value and draw(st.integers(0, 3)):
+        if isinstance(value, list):
+            index = draw(st.integers(0, len(value) - 1))
+            where, value = f"{where}/{index}", value[index]
+        else:
+            key = draw(st.sampled_from(sorted(value)))
+            where, value = f"{where}/{escape_token(key)}", value[key]
+    wrong = st.sampled_from(["/nope", "/01", "/-", "/99999", "/~2", "/0/0", "/", "/²", "x"])
+    return where + draw(wrong) if draw(st.integers(0, 4)) == 0 else where
+
+
+def reader(data: bytes, reads: list[tuple[int, int]]) -> Callable[[int, int], bytes]:
+    def read(start: int, end: int) -> bytes:
+        reads.append((start, end))
+        return data[start:end]
+    return read
+
+
+@PROPERTY
+@given(data=st.data(), value=documents, indent=st.sampled_from([None, "  ", "\t"]),
+       ascii_only=st.booleans(), step=st.sampled_from([1, 8, 64, 1024]),
+       budget=st.sampled_from([None, 400]), members=st.sampled_from([None, 2]))
+def test_a_read_through_the_index_equals_a_read_of_the_parsed_document(
+    data: st.DataObject, value: object, indent: str | None, ascii_only: bool, step: int,
+    budget: int | None, members: int | None,
+) -> None:
+    text = write_json(value, indent, ascii_only=ascii_only)
+    with mock.patch.object(_jsonindex, "MAX_INDEX_BYTES", budget or _jsonindex.MAX_INDEX_BYTES), \
+         mock.patch.object(_jsonindex, "MAX_MEMBERS", members or _jsonindex.MAX_MEMBERS):
+        index = build_index(text, min_step=step)
+    assert index is not None
+    if budget is not None:
+        assert len(json.dumps(index.record())) <= 2 * budget + 200 or len(index.nodes) == 1
+    # Kept and read back as a store does: the record, as JSON, parsed again.
+    again = parse_index(json.loads(json.dumps(index.record())), len(text.encode()))
+    assert again == index
+    parsed = json.loads(text)
+    stored = text.encode()
+    for _ in range(3):
+        where = data.draw(pointers(parsed))
+        start = data.draw(st.one_of(st.none(), st.integers(0, 45)))
+        count = data.draw(st.one_of(st.none(), st.integers(1, 10)))
+        expected = outcome(select_part, text, where, start, count)
+        got = outcome(select_indexed, index, reader(stored, []), where, start, count)
+        assert got == expected, (where, start, count)
+
+
+def test_a_member_named_twice_reads_as_the_parse_does_the_last_one() -> None:
+    big = json.dumps(list(range(200)))
+    text = '{"a": ' + big + ', "b": 1, "a": {"x": [1, 2.50]}}'
+    index = build_index(text, min_step=8)
+    assert index is not None and index.nodes[""].members is None
+    for where in ("/a", "/a/x/1", "/b", "/c"):
+        assert (outcome(select_indexed, index, reader(text.encode(), []), where)
+                == outcome(select_part, text, where))
+
+
+def test_an_item_near_the_end_reads_one_step_not_the_document() -> None:
+    value = {"total": 40000, "results": [{"id": i, "name": f"ïtem {i}"} for i in range(40000)]}
+    text = json.dumps(value, ensure_ascii=False)
+    stored = text.encode()
+    index = index_of(stored)
+    assert index is not None and "/results" in index.nodes
+    reads: list[tuple[int, int]] = []
+    part, what = select_indexed(index, reader(stored, reads), "/results/39998")
+    assert json.loads(part) == value["results"][39998]  # type: ignore[index]
+    assert what == "object at /results/39998"
+    step = max(_jsonindex.MIN_STEP, len(text) // _jsonindex.TARGET_MARKS)
+    assert sum(end - start for start, end in reads) <= 2 * step + 200
+
+
+def test_documents_that_are_not_json_or_not_utf8_or_small_get_no_index() -> None:
+    assert index_of(b"[" + b"1," * (1 << 20) + b"]") is None  # a trailing comma: not JSON
+    assert index_of(b'["\xff' + b"x" * (1 << 20) + b'"]') is None
+    assert index_of(b"[" + b"1," * 100 + b"1]") is None
+    assert index_of(b"x" * (2 << 20)) is None
+    assert index_of(b"[" + b"1," * (1 << 20) + b"1]") is not None
+    assert build_index("[NaN, " + "1," * 100 + "1]", min_step=1) is None
+
+
+def test_a_damaged_index_record_is_dropped_not_trusted() -> None:
+    index = build_index(json.dumps({"a": list(range(300))}), min_step=8)
+    assert isinstance(index, JsonIndex)
+    record = index.record()
+    size = len(json.dumps({"a": list(range(300))}))
+    assert parse_index(record, size) == index
+    assert parse_index(record, 10) is None  # offsets past the stored bytes
+    for damage in ({"style": [None, ";", ":"]}, {"nodes": [["", 0, 5, 1, "x", []]]},
+                   {"nodes": [["/a", 0, 5, 1, "a", [[0, 1]]]]},  # no root
+                   {"style": ["x", ",", ":"]}, {"nodes": "no"}):
+        assert parse_index({**record, **damage}, size) is None
+    assert parse_index("nonsense", size) is None
