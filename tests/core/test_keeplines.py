@@ -9,8 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolcap import cap_text
-from toolcap._keep import keep_lines
+from toolcap import _keep, cap_text
+from toolcap._keep import default_scans, keep_lines
+from toolcap._literals import LiteralScan, have_hyperscan
 from toolcap.core._cut import cut
 from toolcap.core._keeplines import (
     DEFAULT_KEEP_LINES,
@@ -113,11 +114,35 @@ def logs(draw: st.DrawFn) -> bytes:
     return data if data.endswith(b"\n") else data + b"\n"
 
 
+SCANS = {"default": DEFAULT_KEEP_LINES, "installed": keep_lines(),
+         "patterns": keep_lines([r"^\d+ failed", "ok$", r"(?i)exc"]),
+         **{f"default-{engine}": KeepLines(matchers, 0.25)
+            for engine, matchers in default_scans().items()}}
+
+
+def test_the_built_in_set_has_a_scan_for_each_installed_engine() -> None:
+    # The test extra installs both, so that each scan is checked against the needles.
+    assert set(default_scans()) == {"hyperscan", "re2"}
+
+
+def test_the_built_in_set_loads_hyperscan_only_once_a_text_is_long(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    upgrading = _keep._Upgrading(_keep._re2_scan(), [needle.text for needle in DEFAULT_NEEDLES])
+    monkeypatch.setattr(_keep, "FAST_AFTER", 4096)
+    keep = KeepLines((_keep._AnyNeedle(upgrading, DEFAULT_NEEDLES),), 0.25)
+    data = (b"ok\n" * 500 + b"error: one\n") * 4
+    expected = _naive(keep, data, 0, len(data))
+    assert list(find_lines(keep.matchers, data, 0, 1511)) == expected[:1]
+    assert not isinstance(upgrading._scan, LiteralScan)  # 1.5 KB scanned: still RE2
+    assert list(find_lines(keep.matchers, data, 0, len(data))) == expected
+    assert isinstance(upgrading._scan, LiteralScan) == have_hyperscan()
+
+
 @PROPERTY
-@given(logs(), st.sampled_from(["default", "default-re2", "patterns"]))
+@given(logs(), st.sampled_from(sorted(SCANS)))
 def test_the_scan_finds_exactly_the_lines_that_match_alone(data: bytes, which: str) -> None:
-    keep = {"default": DEFAULT_KEEP_LINES, "default-re2": keep_lines(),
-            "patterns": keep_lines([r"^\d+ failed", "ok$", r"(?i)exc"])}[which]
+    keep = SCANS[which]
     assert list(find_lines(keep.matchers, data, 0, len(data))) == _naive(keep, data, 0, len(data))
 
 

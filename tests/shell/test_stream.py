@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -16,7 +17,7 @@ from toolcap import Config, Policy, StoreError, ToolResponse, human_size
 from toolcap.shell._capstream import CapStream, StreamOutcome
 from toolcap.shell._spill import open_stream
 from toolcap.shell._stream import StreamCutter
-from toolcap.store import MemoryStore
+from toolcap.store import MemoryStore, _lineindex
 
 PROPERTY = settings(max_examples=400, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -169,6 +170,30 @@ def test_stream_reference_equals_one_shot_put_and_artifact_is_byte_identical() -
     assert outcome.reference == MemoryStore().put(data)
     assert store.read_bytes(outcome.reference) == data
     assert outcome.reference in outcome.output.decode()
+
+
+@PROPERTY
+@given(lines=st.lists(st.sampled_from([b"", b"ok", b"x" * 300, "é漢".encode(), b"\xff"]),
+                      min_size=1, max_size=400),
+       final=st.booleans(), cuts=st.lists(st.integers(0, 130_000), max_size=8))
+def test_a_spilled_stream_records_the_lines_and_marks_a_one_shot_put_records(
+    lines: list[bytes], final: bool, cuts: list[int]
+) -> None:
+    # The stream counts each chunk's line breaks once and hands the count to the
+    # spill's line index: the record must be the one a put of the whole would make.
+    data = b"y\n" * 600 + b"\n".join(lines) * 40 + (b"\n" if final else b"")
+    store = MemoryStore()
+    policy = Policy(Config(tools={"t": {"size_threshold": 1024}}), sink=store, notices=False)
+    with mock.patch.object(_lineindex, "STEP", 256):  # marks in a small stream too
+        outcome = stream_through(policy, data, cuts)
+    assert outcome.reference is not None
+    one_shot = MemoryStore()
+    streamed, whole = store.stat(outcome.reference), one_shot.stat(one_shot.put(data))
+    assert (streamed.lines, streamed.bytes) == (whole.lines, whole.bytes)
+    assert streamed.line_marks
+    for offset, newlines in streamed.line_marks:
+        assert data[:offset].count(b"\n") == newlines
+    assert store.read_bytes(outcome.reference) == data
 
 
 def test_stream_that_fits_opens_no_artifact_and_passes_bytes_through() -> None:

@@ -31,8 +31,9 @@ from ._common import (
 
 __all__ = ["CHUNK", "build_stream", "deliver", "register"]
 
-#: Read size. A pipe hands over at most its buffer (64 KB) per read anyway.
-CHUNK = 1 << 18
+#: Read size; standard input's pipe is widened to it (where the system allows), so that
+#: each read takes up to 1 MiB: fewer reads and fewer turns between writer and reader.
+CHUNK = 1 << 20
 
 
 def register(subparsers: Any) -> None:

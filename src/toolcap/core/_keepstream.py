@@ -16,6 +16,10 @@ Memory stays constant, whatever the length of the stream:
   since a cut keeps the first matching lines that fit and stops at the first
   that does not;
 - one unfinished line of at most :data:`MAX_LINE_BYTES` (a longer one is skipped).
+
+Time: the scan for matching lines, and counting line breaks for their numbers,
+which costs more than the scan. Counting stops once the first settled line is
+dropped, since no line after it can be kept.
 """
 
 from __future__ import annotations
@@ -61,13 +65,24 @@ class LineCollector:
         self._overlong = False  # the unfinished line is too long to be examined
         self._evicted = 0  # lines whose break is before this offset have left the ring
 
-    def feed(self, chunk: bytes) -> None:
-        """Scan the next bytes of the stream."""
+    @property
+    def numbering(self) -> bool:
+        """Whether line numbers still matter: once a line past the budget was dropped,
+        no later line can be kept (a cut stops at the first that does not fit)."""
+        return not self._dropped
+
+    def feed(self, chunk: bytes, newlines: int | None = None) -> None:
+        """Scan the next bytes of the stream.
+
+        ``newlines``: the chunk's line breaks, when the caller counted them anyway
+        (then only the part before the last matching line is counted again).
+        """
         base, pos = self._offset, 0
         # A line whose break is before this is out of the ring once the chunk is in:
         # settled at once, so a chunk of matching lines never piles up.
         self._evicted = base + len(chunk) - self._tail_keep
         self._settle()
+        lines_before = self._lines
         if self._carry or self._overlong:
             first = chunk.find(b"\n")
             if first < 0:
@@ -86,10 +101,13 @@ class LineCollector:
         if last >= 0:
             number, at = self._lines + 1, pos
             for start, end in find_lines(self._matchers, chunk, pos, last + 1):
-                number += chunk.count(b"\n", at, start)
-                at = start
+                if self.numbering:  # counting is most of a scan's cost: only while it matters
+                    number += chunk.count(b"\n", at, start)
+                    at = start
                 self._found(base + start, base + end, number, chunk[start:end])
-            self._lines = number - 1 + chunk.count(b"\n", at, last + 1)
+            if self.numbering:
+                self._lines = (lines_before + newlines if newlines is not None
+                               else number - 1 + chunk.count(b"\n", at, last + 1))
             pos = last + 1
         self._carry_start = base + pos
         self._hold(chunk[pos:])

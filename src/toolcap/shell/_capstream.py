@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 from .._diagnostics import observe
 from .._notice import Cap, failure_reason, logger, notice_line
@@ -22,6 +23,18 @@ __all__ = ["CapStream", "StreamOutcome", "StreamWriter"]
 
 #: What :class:`CapStream` needs of an artifact writer (``ArtifactStore.open_writer()``).
 StreamWriter = ArtifactStreamWriter
+
+
+@runtime_checkable
+class CountingWriter(Protocol):
+    """A writer that also takes each chunk's count of line breaks (for its line index),
+    so that a stream counts them once, whoever needs them."""
+
+    def write(self, chunk: bytes, newlines: int | None = None) -> None: ...
+    def commit(self) -> str: ...
+    def abort(self) -> None: ...
+    @property
+    def wants_newlines(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -89,6 +102,7 @@ class CapStream:
         self.cutter = cutter
         self._open_writer = open_writer
         self._writer: StreamWriter | None = None
+        self._counted: CountingWriter | None = None  # the writer, when it takes counts
         self._tool = tool
         self.not_kept: str | None = None
         # An unlimited stream's chunks while its first bytes decide whether it is binary.
@@ -117,21 +131,22 @@ class CapStream:
         if not isinstance(chunk, bytes):
             chunk = bytes(chunk)  # the spill may still hold it after this returns
         cutter = self.cutter
-        if self._writer is not None:
-            self._spill(chunk)
-        elif (
-            self._open_writer is not None
+        if (
+            self._writer is None
+            and self._open_writer is not None
             and cutter.limit is not None
             and cutter.total <= cutter.limit < cutter.total + len(chunk)
         ):
             # This chunk makes it sure to be cut: start the artifact with what came before.
             self._start(cutter.held)
-            self._spill(chunk)
+        # Counted once, here, when the spill's line index needs the count anyway.
+        newlines = chunk.count(b"\n") if self._writer and self._counted else None
+        self._spill(chunk, newlines)
         if cutter.deciding:
             self._pending.append(chunk)
         deciding = cutter.binary is None and self._open_writer is not None
         prefix = cutter.sniffed if deciding else b""
-        cutter.feed(chunk)
+        cutter.feed(chunk, newlines)
         if cutter.binary:
             self._pending = []
         if deciding and cutter.binary and self._writer is None:
@@ -173,17 +188,23 @@ class CapStream:
         opener, self._open_writer = self._open_writer, None  # opened at most once
         assert opener is not None
         try:
-            self._writer = opener()
+            writer = self._writer = opener()
+            # A writer that takes the count of line breaks: the stream counts them for it.
+            self._counted = (writer if isinstance(writer, CountingWriter)
+                             and writer.wants_newlines else None)
         except Exception as error:  # any store failure: deliver bounded, say why
             self._failed(error)
             return
         self._spill(prefix)
 
-    def _spill(self, chunk: bytes) -> None:
+    def _spill(self, chunk: bytes, newlines: int | None = None) -> None:
         if self._writer is None or not chunk:
             return
         try:
-            self._writer.write(chunk)
+            if newlines is not None and self._counted is not None:
+                self._counted.write(chunk, newlines)
+            else:
+                self._writer.write(chunk)
         except Exception as error:
             self._writer.abort()
             self._writer = None

@@ -34,7 +34,7 @@ DRAIN_SECONDS = 1.0
 KILL_GRACE_SECONDS = 2.0
 #: Without pidfd support, how often the command's exit is checked.
 _POLL_SECONDS = 0.05
-_READ = 1 << 18
+_READ = 1 << 20  # as `toolcap cap` reads standard input (cli._cap.CHUNK)
 _FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 

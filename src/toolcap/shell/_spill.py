@@ -16,6 +16,7 @@ from ..core._default import DEFAULT, Default
 from ..core._errors import StoreError
 from ..core._sizes import Limit
 from ..protocols import StreamingArtifactSink
+from ..store._writer import ArtifactWriter
 from ._capstream import CapStream, StreamWriter
 from ._stream import StreamCutter
 
@@ -36,16 +37,24 @@ class BackgroundWriter:
 
     def __init__(self, writer: StreamWriter, *, depth: int = 8) -> None:
         self._writer = writer
-        self._queue: queue.Queue[bytes | None] = queue.Queue(depth)
+        # The store's own writer takes the count of line breaks made by the reading
+        # thread (which counts for keep_lines anyway): then the spill thread only
+        # hashes and writes, which release the interpreter's lock.
+        self._counted = isinstance(writer, ArtifactWriter)
+        self._queue: queue.Queue[tuple[bytes, int | None] | None] = queue.Queue(depth)
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._drain, name="toolcap-spill", daemon=True)
         self._thread.start()
 
     def _drain(self) -> None:
-        while (chunk := self._queue.get()) is not None:
+        while (item := self._queue.get()) is not None:
             if self._error is None:
+                chunk, newlines = item
                 try:
-                    self._writer.write(chunk)
+                    if self._counted:
+                        self._writer.write(chunk, newlines)  # type: ignore[call-arg]
+                    else:
+                        self._writer.write(chunk)
                 except BaseException as error:  # handed to the reading thread
                     self._error = error
 
@@ -54,11 +63,17 @@ class BackgroundWriter:
             self._queue.put(None)
             self._thread.join()
 
-    def write(self, chunk: bytes) -> None:
-        """Queue ``chunk`` (an immutable ``bytes``: it is not copied)."""
+    @property
+    def wants_newlines(self) -> bool:
+        """Whether :meth:`write` makes use of a count of the chunk's line breaks."""
+        return self._counted
+
+    def write(self, chunk: bytes, newlines: int | None = None) -> None:
+        """Queue ``chunk`` (an immutable ``bytes``: it is not copied), with its count of
+        line breaks when the caller has it."""
         if self._error is not None:
             raise self._error
-        self._queue.put(chunk)
+        self._queue.put((chunk, newlines))
 
     def commit(self) -> str:
         """Wait for the queued chunks, then commit."""

@@ -139,8 +139,8 @@ class StreamCutter:
         """The stream so far, while it is held whole (empty once it is over the limit)."""
         return bytes(self._whole) if self._whole is not None else b""
 
-    def feed(self, chunk: bytes) -> None:
-        """Take the next bytes of the stream."""
+    def feed(self, chunk: bytes, newlines: int | None = None) -> None:
+        """Take the next bytes of the stream (``newlines``: its line breaks, if counted)."""
         if self._closed:
             raise ValueError("the stream is already closed")
         size = len(chunk)
@@ -155,7 +155,7 @@ class StreamCutter:
             self._head += chunk[: self._head_keep - len(self._head)]
         self._keep_tail(chunk)
         if self._lines is not None:
-            self._lines.feed(chunk)
+            self._lines.feed(chunk, newlines)
         if self._counting and self.total <= self.threshold:  # type: ignore[operator]
             piece = self._decoder.decode(chunk)
             self._decoded += len(piece) if piece.isascii() else len(piece.encode("utf-8"))

@@ -50,10 +50,22 @@ class LineMarks:
         """Line breaks fed so far."""
         return self._newlines
 
-    def feed(self, data: bytes) -> int:
-        """Count ``data``'s line breaks, marking every :data:`STEP` bytes; return the count."""
+    def feed(self, data: bytes, newlines: int | None = None) -> int:
+        """Count ``data``'s line breaks, marking every :data:`STEP` bytes; return the count.
+
+        ``newlines``: the count, when the caller has it already; then, if ``data``
+        is no longer than the marks' spacing (a stream's chunks), nothing is
+        counted again, and a mark falls at the first start of ``data`` at least
+        that far past the last one.
+        """
         before = self._newlines
         pos, size = 0, len(data)
+        if newlines is not None and size <= self._step:
+            if size and self._pos >= self._next:
+                self._mark()
+            self._newlines += newlines
+            self._pos += size
+            return newlines
         while pos < size:
             if self._pos >= self._next:  # only once a byte follows: no mark at the very end
                 self._mark()

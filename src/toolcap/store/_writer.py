@@ -107,8 +107,12 @@ is called with the id, the spool and the record, and publishes them.
         """The reference, once committed."""
         return self._ref
 
-    def write(self, chunk: bytes | bytearray | memoryview) -> None:
-        """Append ``chunk`` to the artifact. Raises StoreError if the store fails."""
+    def write(self, chunk: bytes | bytearray | memoryview, newlines: int | None = None) -> None:
+        """Append ``chunk`` to the artifact. Raises StoreError if the store fails.
+
+        ``newlines``: the chunk's line breaks, when the caller counted them anyway
+        (counting holds the interpreter's lock; hashing and writing do not).
+        """
         if self._closed:
             raise StoreError("artifact writer is already closed")
         data = chunk if isinstance(chunk, bytes) else bytes(chunk)
@@ -117,7 +121,7 @@ is called with the id, the spool and the record, and publishes them.
         view = memoryview(data)
         self._hash.update(data)
         self._total += len(data)
-        self._lines.feed(data)
+        self._lines.feed(data, newlines)
         self._last = data[-1:]
         try:
             with store_errors(self._store.location):
