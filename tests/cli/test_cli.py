@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -138,3 +139,22 @@ def test_cap_json_of_a_small_input_reports_it_unchanged(workdir: Path) -> None:
         "tool": "cap", "text": "hello\n", "truncated": False, "capped_by": None,
         "original_bytes": 6, "delivered_bytes": 6, "artifacts": None,
     }
+
+
+def test_a_subcommand_loads_only_its_own_modules(tmp_path: Path) -> None:
+    # Start-up is most of a short command's time: `cap` must not import `compact`'s
+    # session readers, `wrap`'s client configurations or the proxy.
+    script = ("import sys; from toolcap.cli import main; status = main(['cap', '--no-spill']); "
+              "print(status, sorted(m for m in sys.modules if m.startswith('toolcap.cli.')))")
+    result = subprocess.run([sys.executable, "-c", script], input=b"hello\n", cwd=tmp_path,
+                            capture_output=True, timeout=60, check=True)
+    status, modules = result.stdout.decode().splitlines()[-1].split(" ", 1)
+    assert status == "0"
+    assert modules == "['toolcap.cli._cap', 'toolcap.cli._common']"
+
+
+def test_help_still_lists_every_subcommand() -> None:
+    result = run("--help")
+    assert result.returncode == 0
+    for command in ("cap", "proxy", "wrap", "artifacts", "run", "repair", "compact", "config"):
+        assert command in result.stdout.decode()

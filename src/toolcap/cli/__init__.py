@@ -34,8 +34,8 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"toolcap: error: {where}{message} (see '{self.prog} --help')\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every subcommand registered."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser with every subcommand registered (``only``: just that one)."""
     parser = _Parser(
         prog="toolcap",
         description="Bound what a tool call can put into an LLM conversation, and keep what "
@@ -45,13 +45,22 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
     for name in _SUBCOMMANDS:
-        importlib.import_module(f"{__name__}.{name}").register(subparsers)
+        if only is None or name == f"_{only}":
+            importlib.import_module(f"{__name__}.{name}").register(subparsers)
     return parser
+
+
+def _command(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` names, if it is one (the first word not an option)."""
+    word = next((arg for arg in argv if not arg.startswith("-")), None)
+    return word if word is not None and f"_{word}" in _SUBCOMMANDS else None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (2 for usage and configuration errors)."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # Only the named subcommand's modules are imported: a short command starts sooner.
+    parser = build_parser(_command(argv))
     args = parser.parse_args(argv)
     if sys.stdout is None:  # started with standard output closed (`toolcap … >&-`)
         _error("standard output is closed")
