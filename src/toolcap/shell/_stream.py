@@ -79,8 +79,12 @@ class StreamCutter:
         limits = [limit for limit in (threshold, ceiling) if limit is not None]
         #: The stream is passed through unchanged only if it decodes to at most this.
         self.limit: Limit = min(limits) if limits else None
-        # Keep what the widest plan can ask for: each limit, with or without a reference.
-        plans = [self._plan(limit, stored) for limit in limits for stored in (False, True)]
+        # Keep what the widest plan can ask for: each limit that can cut, with or without
+        # a reference. A ceiling no lower than the threshold never does: whatever is over
+        # it is over the threshold too, and the threshold's cut fits under it.
+        cutting = ([threshold] if threshold is not None and ceiling is not None
+                   and threshold <= ceiling else limits)
+        plans = [self._plan(limit, stored) for limit in cutting for stored in (False, True)]
         self._head_keep = max(plan.head for plan in plans) + 1 if plans else 0
         self._tail_keep = max((plan.tail for plan in plans), default=0)
         self._head = bytearray()
