@@ -75,6 +75,16 @@ class LineMarks:
             self._pos += take
         return self._newlines - before
 
+    def resumed(self, pos: int, newlines: int) -> LineMarks:
+        """Marks of other bytes that share these up to ``pos`` (``newlines`` line breaks
+        before it) and go on differently: this index's marks before ``pos``, fed on from there."""
+        other = LineMarks()
+        other._marks = [mark for mark in self._marks if mark[0] < pos]
+        other._step = self._step
+        other._pos, other._newlines = pos, newlines
+        other._next = other._marks[-1][0] + other._step if other._marks else other._step
+        return other
+
     def _mark(self) -> None:
         self._marks.append((self._pos, self._newlines))
         if len(self._marks) > MAX_MARKS:

@@ -16,7 +16,7 @@ import hashlib
 import threading
 from collections.abc import Callable
 from types import TracebackType
-from typing import IO
+from typing import IO, Any
 
 from toolcap.core._errors import StoreError
 from toolcap.core._refs import ID_LENGTH, format_ref
@@ -97,6 +97,12 @@ is called with the id, the spool and the record, and publishes them.
         self._last = b""
         self._ring: IO[bytes] | None = None
         self._ring_count = 0  # bytes ever written into the ring
+        # How far a partial artifact's head surely reaches (it ends at a line break in
+        # its last SNAP_WINDOW bytes), and the hash state and line breaks there: commit
+        # then hashes and indexes the stored bytes without reading the head back.
+        self._head_sure = (max(0, store.limits.split()[0] - SNAP_WINDOW)
+                           if self._limit is not None else None)
+        self._at_head: tuple[Any, int] | None = None
         self._ref: str | None = None
         self._closed = False
         with store_errors(store.location):
@@ -119,7 +125,14 @@ is called with the id, the spool and the record, and publishes them.
         if not data:
             return
         view = memoryview(data)
-        self._hash.update(data)
+        sure = self._head_sure
+        if sure is not None and self._at_head is None and sure < self._total + len(data):
+            before = sure - self._total
+            self._hash.update(view[:before])
+            self._at_head = (self._hash.copy(), self._lines.newlines + data.count(b"\n", 0, before))
+            self._hash.update(view[before:])
+        else:
+            self._hash.update(data)
         self._total += len(data)
         self._lines.feed(data, newlines)
         self._last = data[-1:]
@@ -176,8 +189,9 @@ is called with the id, the spool and the record, and publishes them.
             self._ring.write(view[first:])
         self._ring_count += len(view)
 
-    def _assemble(self) -> int | None:
-        """Turn head spool + ring into head + tail in the spool; the head length, if cut."""
+    def _assemble(self) -> tuple[int, str, Marks] | None:
+        """Turn head spool + ring into head + tail in the spool, if cut: the head's
+        length, and the SHA-256 and line marks of the stored bytes."""
         if self._ring is None:
             return None
         head_budget, size = self._store.limits.split()
@@ -186,6 +200,13 @@ is called with the id, the spool and the record, and publishes them.
         window_start = spool.tell()
         window = spool.read(head_budget - window_start)
         head = window_start + snap_head(window, len(window))
+        # The head's hash and line breaks as far as it surely reaches were kept as it
+        # was written; only its last bytes and the tail (copied below) are added.
+        assert self._at_head is not None and window_start == self._head_sure
+        state, newlines = self._at_head
+        digest = state.copy()
+        digest.update(window[: head - window_start])
+        marks = self._lines.resumed(head, newlines + window.count(b"\n", 0, head - window_start))
         spool.truncate(head)
         spool.seek(head)
         start = self._ring_count % size  # the ring is full: the oldest byte is here
@@ -208,7 +229,9 @@ is called with the id, the spool and the record, and publishes them.
                     dropped = min(skip, len(block))
                     block, skip = block[dropped:], skip - dropped
                 spool.write(block)
-        return head
+                digest.update(block)
+                marks.feed(block)
+        return head, digest.hexdigest(), marks.marks()
 
     def commit(self) -> str:
         """Store what was written and return its reference (same as ``put`` would)."""
@@ -218,13 +241,13 @@ is called with the id, the spool and the record, and publishes them.
             raise StoreError("artifact writer was aborted")
         try:
             with store_errors(self._store.location):
-                head = self._assemble()
+                assembled = self._assemble()
                 self._spool.flush()
                 stored = self._spool.seek(0, 2)
-                if head is None:
-                    stored_sha256, marks = None, self._lines.marks()
+                if assembled is None:
+                    head, stored_sha256, marks = None, None, self._lines.marks()
                 else:
-                    stored_sha256, marks = _hash_file(self._spool)
+                    head, stored_sha256, marks = assembled
         except StoreError:
             self.abort()
             raise
@@ -276,15 +299,3 @@ is called with the id, the spool and the record, and publishes them.
             self.commit()
         else:
             self.abort()
-
-
-
-def _hash_file(spool: IO[bytes]) -> tuple[str, Marks]:
-    """The SHA-256 and line marks of a spool's bytes (a partial artifact's, read back once)."""
-    digest = hashlib.sha256()
-    marks = LineMarks()
-    spool.seek(0)
-    while block := spool.read(_COPY):
-        digest.update(block)
-        marks.feed(block)
-    return digest.hexdigest(), marks.marks()
