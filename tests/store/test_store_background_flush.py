@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from toolcap.store import LocalStore, _flush, _local
+from toolcap.store import LocalStore, StoreLimits, _flush, _local
 
 
 @pytest.fixture
@@ -69,3 +69,28 @@ def test_an_artifact_removed_before_its_flush_is_skipped(tmp_path: Path) -> None
     assert flush.wait(30)
     flush.add(str(kept))
     assert flush.wait(30)
+
+
+def test_a_long_streams_head_is_flushed_while_the_rest_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    flushed = threading.Event()
+    sizes: list[int] = []
+
+    def record(fd: int) -> None:
+        sizes.append(os.fstat(fd).st_size)
+        flushed.set()
+
+    monkeypatch.setattr(_flush, "_datasync", record)
+    store = LocalStore(tmp_path, limits=StoreLimits(max_artifact_size=64 * 1024, minimum=1))
+    head, _ = store.limits.split()
+    data = b"".join(b"line %06d of a long stream\n" % i for i in range(20_000))
+    with store.open_writer() as writer:
+        for start in range(0, len(data), 4096):
+            writer.write(data[start : start + 4096])
+        # The ring is in use: the head is final, and its flush has started meanwhile.
+        assert flushed.wait(30)
+    assert sizes == [head]
+    assert writer.ref is not None and store.stat(writer.ref).partial
+    stored = store.read_bytes(writer.ref)
+    assert data.startswith(stored[: store.stat(writer.ref).head_bytes])

@@ -129,6 +129,11 @@ class StoreBackend(ABC):
         """A fresh, empty, private, seekable read/write binary file for one write."""
         return tempfile.NamedTemporaryFile("w+b", prefix="toolcap-", suffix=".tmp", delete=False)
 
+    def settle(self, spool: IO[bytes]) -> None:
+        """The spool's bytes so far are final (a long stream's head): a backend may
+        start making them durable while the rest is written. Nothing by default."""
+        return None
+
     def drop_spool(self, spool: IO[bytes]) -> None:
         """Close and remove a spool (never raises)."""
         with contextlib.suppress(OSError):  # closing flushes, which can fail (disk full)

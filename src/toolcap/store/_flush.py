@@ -16,8 +16,9 @@ import logging
 import os
 import threading
 import time
+from typing import IO
 
-__all__ = ["FLUSH_DELAY", "BackgroundFlush"]
+__all__ = ["FLUSH_DELAY", "BackgroundFlush", "flush_early"]
 
 log = logging.getLogger("toolcap.store")
 
@@ -27,6 +28,24 @@ log = logging.getLogger("toolcap.store")
 FLUSH_DELAY = 0.05
 
 _datasync = getattr(os, "fdatasync", os.fsync)
+
+
+def flush_early(spool: IO[bytes]) -> None:
+    """Start flushing what ``spool`` holds so far on a thread of its own (best effort:
+    the flush before publishing still covers everything)."""
+    try:
+        fd = os.dup(spool.fileno())  # the thread's own: the spool may be closed first
+    except (OSError, ValueError):
+        return
+
+    def flush() -> None:
+        try:
+            with contextlib.suppress(OSError):
+                _datasync(fd)
+        finally:
+            os.close(fd)
+
+    threading.Thread(target=flush, name="toolcap-flush-early", daemon=True).start()
 
 
 class BackgroundFlush:

@@ -39,7 +39,7 @@ from toolcap.core._refs import ARTIFACT_ID
 from toolcap.core._store_limits import StoreLimits
 from toolcap.store._backend import Clock
 from toolcap.store._base import ArtifactStore
-from toolcap.store._flush import BackgroundFlush
+from toolcap.store._flush import BackgroundFlush, flush_early
 from toolcap.store._limits import GRACE_SECONDS
 from toolcap.store._lru import UseIndex
 from toolcap.store._records import ArtifactInfo
@@ -201,6 +201,12 @@ class LocalStore(ArtifactStore):
             return False
         os.replace(source, target)
         return True
+
+    def settle(self, spool: IO[bytes]) -> None:
+        """Flush a long stream's final head to the disk on a thread while the stream
+        goes on, so that the flush before publishing has only the tail left."""
+        if self.fsync:
+            flush_early(spool)
 
     def publish(self, ident: str, spool: IO[bytes], info: ArtifactInfo) -> None:
         spool.flush()

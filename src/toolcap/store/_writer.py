@@ -173,6 +173,8 @@ is called with the id, the spool and the record, and publishes them.
             pos += len(block)
         spool.truncate(head)
         spool.seek(head)
+        spool.flush()
+        self._store.settle(spool)  # the head is final: its flush can overlap the rest
 
     def _ring_write(self, view: memoryview) -> None:
         assert self._ring is not None
