@@ -15,7 +15,8 @@ cut); the benchmark lifts that bound to measure the cut itself at 100 MB.
 ``--pointer`` stores a 50 MB issue list (compact) in a local store and reads one
 item near the end of its array by pointer, through the index the put kept,
 against today's read without one (the whole original read and parsed), and
-prints what the index cost the put (its walk against one ``json.loads``).
+prints what the index costs a put (its walk against one ``json.loads``), for
+that document and for three other shapes of the same size.
 """
 
 from __future__ import annotations
@@ -121,6 +122,16 @@ def pointer_reads(size: int) -> None:
     print(f"{'through index':<16} {fast:>9.4f}s   {slow / fast:>8.0f}x cheaper")
     print(f"{'index at put':<16} {walk:>9.4f}s   {walk / parse:>8.2f}x one json.loads"
           f" ({parse:.3f}s)")
+    # What the index costs a put for other shapes, against one json.loads of each.
+    shapes = {"array of numbers": json.dumps(list(range(size // 9))),
+              "array of strings": json.dumps([f"s{i}" for i in range(size // 12)]),
+              "object, many keys": json.dumps({f"k{i}": i for i in range(size // 14)})}
+    for name, shape in shapes.items():
+        shape_data = shape.encode()
+        walk = best(lambda data=shape_data: _jsonindex.index_of(data), 2)
+        parse = best(lambda text=shape: json.loads(text), 2)
+        print(f"{name:<18} {human_size(len(shape_data))}: index at put {walk / parse:.2f}x"
+              " one json.loads")
 
 
 if __name__ == "__main__":

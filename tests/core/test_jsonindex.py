@@ -132,3 +132,45 @@ def test_a_damaged_index_record_is_dropped_not_trusted() -> None:
                    {"style": ["x", ",", ":"]}, {"nodes": "no"}):
         assert parse_index({**record, **damage}, size) is None
     assert parse_index("nonsense", size) is None
+
+
+FILLER = ", ".join(['1', '-0.5e+3', 'true', 'null', '"ab é"'] * 40)
+
+
+def test_what_the_decoder_refuses_inside_a_run_of_items_gets_no_index() -> None:
+    for bad in ("01", "1.", ".5", "+1", "-", "1e", "tru", "nul", "NaN", "-Infinity",
+                '"a\x01"', '"a', "1 2", "1,,2", "1,]", "[1", "{}}", '"\\x"', "0x1"):
+        text = "[" + FILLER + ", " + bad + ", " + FILLER + "]"
+        try:
+            json.loads(text, parse_constant=lambda name: int(name))
+        except ValueError:
+            pass
+        else:
+            raise AssertionError(f"{bad!r} is valid JSON")
+        for step in (1, 16, 4096):
+            assert build_index(text, min_step=step) is None, (bad, step)
+
+
+def test_runs_of_plain_items_are_counted_and_marked_as_the_items_are() -> None:
+    items = [1, -0.5e3, True, None, "ab é", "", 0, 12345678901234567890, "x, y", "q\\"]
+    text = json.dumps(items * 300, ensure_ascii=False, indent=1)
+    for step in (1, 7, 64, 1000):
+        index = build_index(text, min_step=step)
+        assert index is not None and index.nodes[""].count == 3000
+        for where, start, count in (("/2999", None, None), ("", 1234, 17), ("/8", None, None)):
+            assert (outcome(select_indexed, index, reader(text.encode(), []), where, start, count)
+                    == outcome(select_part, text, where, start, count))
+
+
+def test_big_containers_nested_deep_are_walked_into_only_within_the_decode_budget() -> None:
+    value: object = list(range(20000))
+    for _ in range(20):
+        value = {"a": [value, 1]}  # each level holds nearly the whole document
+    text = json.dumps(value)
+    index = build_index(text, min_step=1024)
+    assert index is not None
+    depths = {where.count("/") for where in index.nodes}
+    assert 0 < max(depths) < 40  # stopped walking in before the 41 levels
+    deepest = "/a/0" * 20 + "/19999"
+    assert (outcome(select_indexed, index, reader(text.encode(), []), deepest)
+            == outcome(select_part, text, deepest) == ("19999", "number at " + deepest))

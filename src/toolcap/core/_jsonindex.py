@@ -15,16 +15,21 @@ Offsets are UTF-8 byte offsets of the stored bytes. The index is bounded: its
 record form is at most :data:`MAX_INDEX_BYTES` (about) — past that, the step
 doubles, smaller containers are dropped and marks thinned until it fits.
 
-The walk parses the top containers itself and hands each value below to the C
-decoder (one parse of the document; an object big enough to be indexed inside
-is parsed a second time); a document that does not parse, or whose bytes are
-not UTF-8, gets no index, so it is read as before. Reading through the index
+The walk parses the containers it indexes itself and hands each value below to
+the C decoder; a container big enough to be indexed inside is decoded again as
+it is walked, within :data:`DECODE_BUDGET` decodes of the document in all; an
+object that cannot be listed is decoded whole and not walked; runs of plain
+array items are checked and counted by one linear pattern. So the walk costs
+about one ``json.loads`` (``benchmarks/bench_jsoncut.py --pointer``). A
+document that does not parse, or whose bytes are not UTF-8, gets no index, so
+it is read as before. Reading through the index
 is :mod:`toolcap.core._jsonpart`. Pure.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import pairwise
@@ -61,7 +66,6 @@ MAX_DEPTH = 32
 MAX_MEMBERS = 1024
 _MAX_POINTER = 1024  # characters of a container's pointer, else not indexed
 
-_WHITESPACE = " \t\n\r"
 
 
 # What the walk checks and skips values with (floats stay floats: only where they end matters).
@@ -110,17 +114,36 @@ class JsonIndex:
 
 
 # ---------------------------------------------------------------------- building
+_SPACE = re.compile(r"[ \t\n\r]*")
+# A run of array items that are numbers, literals or strings with no comma, escape or
+# control character, each followed by its comma: their count is the commas', and the
+# pattern is JSON's own grammar for them, so a run is checked as the decoder would.
+_SCALAR_RUN = re.compile(
+    r'(?:(?:-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null'
+    r'|"[^"\\,\x00-\x1f]*")[ \t\n\r]*,[ \t\n\r]*)+')
+#: The walk decodes at most this many times the document (a big container is decoded
+#: again to be walked inside); past it, containers are no longer walked inside.
+DECODE_BUDGET = 3
+
+
 class _Walk:
     def __init__(self, text: str, step: int) -> None:
         self.text = text
         self.step = step
         self.nodes: dict[str, Container] = {}  # positions in characters until converted
+        self.order: list[str] = []  # the nodes' pointers as they were added
+        self.budget = DECODE_BUDGET * len(text)  # characters the decoder may still take
 
     def skip(self, at: int) -> int:
-        text = self.text
-        while at < len(text) and text[at] in _WHITESPACE:
-            at += 1
-        return at
+        found = _SPACE.match(self.text, at)
+        assert found is not None  # it matches the empty string
+        return found.end()
+
+    def decode(self, at: int) -> int:
+        """Check the value at ``at`` with the decoder; its end."""
+        _, end = _CHECK.raw_decode(self.text, at)
+        self.budget -= end - at
+        return int(end)
 
     def value(self, at: int, depth: int, where: str, walk_arrays: bool) -> int:
         """Check the value at ``at``, indexing it if it is a big container; its end."""
@@ -128,11 +151,12 @@ class _Walk:
         indexable = depth <= MAX_DEPTH and len(where) <= _MAX_POINTER
         if char == "[" and walk_arrays and indexable:
             return self.array(at, depth, where)
-        _, end = _CHECK.raw_decode(self.text, at)
-        if char in "[{" and indexable and end - at >= self.step:
-            # Big enough to be indexed inside: walk it (its values are parsed again).
+        end = self.decode(at)
+        if (char in "[{" and indexable and end - at >= self.step
+                and self.budget >= end - at):
+            # Big enough to be indexed inside: walk it (its values are decoded again).
             return self.array(at, depth, where) if char == "[" else self.object(at, depth, where)
-        return int(end)
+        return end
 
     def array(self, start: int, depth: int, where: str) -> int:
         text, step = self.text, self.step
@@ -144,6 +168,11 @@ class _Walk:
         while True:
             if not marks or at - marks[-1][1] >= step:
                 marks.append((count, at))
+            run = _SCALAR_RUN.match(text, at, marks[-1][1] + step)  # up to the next mark
+            if run is not None:
+                count += text.count(",", at, run.end())
+                at = self.skip(run.end())  # the window may end inside the white space
+                continue
             at = self.skip(self.value(at, depth + 1, f"{where}/{count}", False))
             count += 1
             if text.startswith("]", at):
@@ -157,39 +186,45 @@ class _Walk:
         text = self.text
         members: list[tuple[str, int, int]] = []
         seen: set[str] = set()
-        listed = True
-        count = 0
+        added = len(self.order)
         at = self.skip(start + 1)
         if not text.startswith("}", at):
             while True:
                 if not text.startswith('"', at):
                     raise ValueError("expected a key")
                 key, at = _scanstring(text, at + 1)
+                if key in seen or len(members) == MAX_MEMBERS:
+                    return self.unlisted(start, where, added)
+                seen.add(key)
                 at = self.skip(at)
                 if not text.startswith(":", at):
                     raise ValueError("expected :")
                 at = self.skip(at + 1)
                 end = self.value(at, depth + 1, f"{where}/{escape_token(key)}", True)
-                count += 1
-                if listed:
-                    listed = key not in seen and len(members) < MAX_MEMBERS
-                    seen.add(key)
-                    members.append((key, at, end))
+                members.append((key, at, end))
                 at = self.skip(end)
                 if text.startswith("}", at):
                     break
                 if not text.startswith(",", at):
                     raise ValueError("expected , or }")
                 at = self.skip(at + 1)
-        listing = tuple(members) if listed else None
-        if listing is not None and sum(len(k) + 24 for k, _, _ in listing) > MAX_INDEX_BYTES // 4:
-            listing = None
-        node = Container(start, at + 1, count, False, members=listing)
+        if sum(len(key) + 24 for key in seen) > MAX_INDEX_BYTES // 4:
+            return self.unlisted(start, where, added)
+        node = Container(start, at + 1, len(members), False, members=tuple(members))
         return self.close(start, at + 1, node, where)
+
+    def unlisted(self, start: int, where: str, added: int) -> int:
+        """An object whose members are not listed: a read inside it parses it whole, so
+        it is decoded whole here, and what was indexed inside it is dropped."""
+        while len(self.order) > added:
+            del self.nodes[self.order.pop()]
+        end = self.decode(start)
+        return self.close(start, end, Container(start, end, 0, False), where)
 
     def close(self, start: int, end: int, node: Container, where: str) -> int:
         if end - start >= self.step or where == "":
             self.nodes[where] = node
+            self.order.append(where)
         return end
 
 
