@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from _strategies import leaves, tricky_character, write_json
 from toolcap.core import _jsonindex
 from toolcap.core._jsondoc import escape_token
-from toolcap.core._jsonindex import JsonIndex, build_index, index_of, parse_index
+from toolcap.core._jsonindex import HeldDocument, JsonIndex, build_index, index_of, parse_index
 from toolcap.core._jsonpart import select_indexed, select_part
 
 PROPERTY = settings(max_examples=200, deadline=None, derandomize=True,
@@ -174,3 +174,23 @@ def test_big_containers_nested_deep_are_walked_into_only_within_the_decode_budge
     deepest = "/a/0" * 20 + "/19999"
     assert (outcome(select_indexed, index, reader(text.encode(), []), deepest)
             == outcome(select_part, text, deepest) == ("19999", "number at " + deepest))
+
+
+def test_a_held_stream_lets_its_bytes_go_once_it_cannot_be_a_document_worth_an_index() -> None:
+    document = json.dumps(list(range(300_000))).encode()  # about 2 MB
+    held = HeldDocument()
+    for at in range(0, len(document), 4096):
+        held.feed(document[at : at + 4096])
+    assert held.index() == index_of(document) is not None
+    assert held.index() is None  # given once
+    for chunks, limit in (([b"  \n", b"x" + document], None),  # text, not a document
+                          ([b"\n", document], 1024 * 1024),  # over the limit
+                          ([document[:1000]], None)):  # too small, and cut short
+        held = HeldDocument(limit)
+        for chunk in chunks:
+            held.feed(chunk)
+        assert held.index() is None
+    held = HeldDocument()
+    held.feed(document)
+    held.drop()
+    assert held.index() is None

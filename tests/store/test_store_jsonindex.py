@@ -73,3 +73,24 @@ def test_with_an_index_a_pointer_read_is_bounded_by_the_part_not_the_original(
         assert failed and "more than the 256.0 KB a pointer read parses" in text
         text, _, failed = _read(store, ref=ref, pointer="/items", start=0)
         assert failed and "deeper pointer or fewer items" in text
+
+
+def test_a_streamed_write_keeps_the_index_a_put_of_the_same_bytes_keeps(
+    store: ArtifactStore, tmp_path: Path
+) -> None:
+    data = TEXT.encode()
+    with store.open_writer(tool="api") as writer:
+        for at in range(0, len(data), 100_003):  # chunks that split characters and tokens
+            writer.write(data[at : at + 100_003])
+    streamed = store.stat(writer.ref or "").json_index
+    assert streamed is not None
+    assert streamed == LocalStore(tmp_path / "put").stat(
+        LocalStore(tmp_path / "put").put(data)).json_index
+
+
+def test_a_streamed_write_cut_to_head_and_tail_keeps_no_index(tmp_path: Path) -> None:
+    limits = StoreLimits(max_artifact_size=512 * 1024, max_total_size=None)
+    store = LocalStore(tmp_path / "p", limits=limits)
+    with store.open_writer() as writer:
+        writer.write(TEXT.encode())
+    assert store.stat(writer.ref or "").json_index is None

@@ -36,6 +36,7 @@ from itertools import pairwise
 from typing import Any
 
 from ._jsondoc import (
+    MAX_STRUCTURAL_BYTES,
     Style,
     detect_style,
     escape_token,
@@ -46,6 +47,7 @@ from ._jsondoc import (
 __all__ = [
     "INDEX_MIN_BYTES",
     "Container",
+    "HeldDocument",
     "JsonIndex",
     "build_index",
     "index_of",
@@ -241,6 +243,49 @@ def index_of(stored: bytes) -> JsonIndex | None:
     except UnicodeDecodeError:
         return None
     return build_index(text)
+
+
+class HeldDocument:
+    """A stream's bytes, held while they may still be one JSON document worth an index.
+
+    A streamed write feeds each chunk; the bytes are dropped as soon as they
+    cannot be (the first non-blank byte is not ``{`` or ``[``, or more than
+    ``limit`` bytes came, :data:`MAX_STRUCTURAL_BYTES` at most), so a stream costs
+    at most that much memory for its index.
+    """
+
+    __slots__ = ("_chunks", "_limit", "_opened", "_size")
+
+    def __init__(self, limit: int | None = None) -> None:
+        self._chunks: list[bytes] | None = []
+        self._limit = MAX_STRUCTURAL_BYTES if limit is None else min(limit, MAX_STRUCTURAL_BYTES)
+        self._size = 0
+        self._opened = False  # a non-blank byte came
+
+    def feed(self, data: bytes) -> None:
+        """Hold ``data`` (the next chunk) while the stream may still be a document."""
+        if self._chunks is None:
+            return
+        self._size += len(data)
+        if self._size > self._limit:
+            self._chunks = None
+            return
+        if not self._opened:
+            opening = data.lstrip(b" \t\n\r")[:1]
+            self._opened = bool(opening)
+            if opening and opening not in (b"{", b"["):
+                self._chunks = None
+                return
+        self._chunks.append(data)
+
+    def index(self) -> JsonIndex | None:
+        """The index of what was fed, if it is a document worth one; the bytes are let go."""
+        chunks, self._chunks = self._chunks, None
+        return None if chunks is None else index_of(b"".join(chunks))
+
+    def drop(self) -> None:
+        """Let the bytes go: there will be no index."""
+        self._chunks = None
 
 
 def build_index(text: str, *, min_step: int = MIN_STEP) -> JsonIndex | None:

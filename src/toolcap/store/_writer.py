@@ -19,6 +19,7 @@ from types import TracebackType
 from typing import IO, Any
 
 from toolcap.core._errors import StoreError
+from toolcap.core._jsonindex import HeldDocument
 from toolcap.core._refs import ID_LENGTH, format_ref
 from toolcap.core._utf8 import sanitize
 from toolcap.store._backend import StoreBackend, store_errors
@@ -94,6 +95,7 @@ is called with the id, the spool and the record, and publishes them.
         self._hash = hashlib.sha256()
         self._total = 0
         self._lines = LineMarks()  # counts line breaks; marks them while nothing is cut
+        self._document = HeldDocument(self._limit)  # a JSON document's bytes, for its index
         self._last = b""
         self._ring: IO[bytes] | None = None
         self._ring_count = 0  # bytes ever written into the ring
@@ -135,6 +137,7 @@ is called with the id, the spool and the record, and publishes them.
             self._hash.update(data)
         self._total += len(data)
         self._lines.feed(data, newlines)
+        self._document.feed(data)
         self._last = data[-1:]
         try:
             with store_errors(self._store.location):
@@ -250,6 +253,7 @@ is called with the id, the spool and the record, and publishes them.
                     head, stored_sha256, marks = None, None, self._lines.marks()
                 else:
                     head, stored_sha256, marks = assembled
+                    self._document.drop()
         except StoreError:
             self.abort()
             raise
@@ -268,6 +272,7 @@ is called with the id, the spool and the record, and publishes them.
             head_bytes=head,
             stored_sha256=stored_sha256,
             line_marks=marks,
+            json_index=self._document.index(),
         )
         try:
             self._publish(digest[:ID_LENGTH], self._spool, info)
@@ -284,6 +289,7 @@ is called with the id, the spool and the record, and publishes them.
         if self._closed:
             return
         self._closed = True
+        self._document.drop()
         self._store.drop_spool(self._spool)
         if self._ring is not None:
             self._store.drop_spool(self._ring)
