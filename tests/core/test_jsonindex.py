@@ -194,3 +194,15 @@ def test_a_held_stream_lets_its_bytes_go_once_it_cannot_be_a_document_worth_an_i
     held.feed(document)
     held.drop()
     assert held.index() is None
+
+
+def test_the_record_stays_within_its_bound_whatever_the_keys() -> None:
+    # Many big objects, each with many long keys that a record writes escaped.
+    record = {f"鍵{i}-{'キー' * 20}": "v" * 40 for i in range(200)}
+    text = json.dumps([{"n": n, "members": record} for n in range(8)], ensure_ascii=False)
+    index = build_index(text)
+    assert index is not None
+    size = len(json.dumps(index.record(), separators=(",", ":")))
+    assert size <= _jsonindex.MAX_INDEX_BYTES + 1024
+    part = select_indexed(index, reader(text.encode(), []), "/7/members")
+    assert part == select_part(text, "/7/members")

@@ -75,6 +75,11 @@ _CHECK = json.JSONDecoder(parse_constant=reject_constant)
 _scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 
 
+def _key_cost(key: str) -> int:
+    """About the bytes a key (or pointer) and its two offsets take in a record."""
+    return len(key) + 24 if key.isascii() else len(json.dumps(key)) + 24
+
+
 @dataclass(frozen=True)
 class Container:
     """An indexed array or object: its byte span and where its children are."""
@@ -89,9 +94,9 @@ class Container:
     members: tuple[tuple[str, int, int], ...] | None = None
 
     def cost(self, pointer: str) -> int:
-        """About the bytes of its record form."""
-        members = sum(len(key) + 24 for key, _, _ in self.members or ())
-        return 48 + len(pointer) + 16 * len(self.marks) + members
+        """About the bytes of its record form (keys as a record writes them: escaped)."""
+        members = sum(_key_cost(key) for key, _, _ in self.members or ())
+        return 48 + _key_cost(pointer) + 16 * len(self.marks) + members
 
 
 @dataclass(frozen=True)
@@ -210,7 +215,7 @@ class _Walk:
                 if not text.startswith(",", at):
                     raise ValueError("expected , or }")
                 at = self.skip(at + 1)
-        if sum(len(key) + 24 for key in seen) > MAX_INDEX_BYTES // 4:
+        if sum(_key_cost(key) for key in seen) > MAX_INDEX_BYTES // 4:
             return self.unlisted(start, where, added)
         node = Container(start, at + 1, len(members), False, members=tuple(members))
         return self.close(start, at + 1, node, where)
