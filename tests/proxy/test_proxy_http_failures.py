@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import http.server
+import json
 import shutil
 import socket
 import ssl
@@ -241,3 +242,81 @@ def test_a_url_that_is_not_http_is_a_usage_error(env: dict[str, str]) -> None:
     assert done.stderr.decode().splitlines() == [
         "toolcap: error: --url must start with http:// or https://, got 'localhost:8000/mcp'"
     ]
+
+
+class _CutStreamHandler(http.server.BaseHTTPRequestHandler):
+    """Answers initialize on an event stream that ends before the answer: /cut gives no
+    event id to resume from; /resume does, and a GET with Last-Event-ID answers."""
+
+    protocol_version = "HTTP/1.1"
+    initialize_id: object = None
+
+    def _events(self, text: str) -> None:
+        body = text.encode()
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("content-length", str(len(body)))
+        self.send_header("mcp-session-id", "cut-session")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self) -> None:
+        message = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)))
+        if message.get("method") != "initialize":
+            self.send_response(202)
+            self.send_header("content-length", "0")
+            self.end_headers()
+            return
+        type(self).initialize_id = message["id"]
+        if self.path.startswith("/cut"):
+            note = {"jsonrpc": "2.0", "method": "notifications/message",
+                    "params": {"level": "info", "data": "starting"}}
+            self._events(f"data: {json.dumps(note)}\n\n")
+        else:
+            self._events("retry: 10\nid: e1\ndata:\n\n")
+
+    def do_GET(self) -> None:
+        if self.headers.get("last-event-id") != "e1":
+            self.send_response(405)
+            self.send_header("content-length", "0")
+            self.end_headers()
+            return
+        result = {"protocolVersion": "2025-06-18", "capabilities": {},
+                  "serverInfo": {"name": "resumed", "version": "1"}}
+        answer = {"jsonrpc": "2.0", "id": type(self).initialize_id, "result": result}
+        self._events(f"id: e2\ndata: {json.dumps(answer)}\n\n")
+
+    def do_DELETE(self) -> None:
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def cut_server() -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _CutStreamHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_an_answer_stream_that_ends_before_the_answer_is_an_error_naming_the_url(
+    portal: BlockingPortal, env: dict[str, str], tmp_path: Path, cut_server: str
+) -> None:
+    url = f"{cut_server}/cut/mcp"
+    shown, lines = failed_initialize(portal, env, tmp_path, "--url", url)
+    assert lines == [f"toolcap proxy: {url} ended the answer's event stream before the answer"]
+    assert shown == lines[0]
+
+
+def test_an_answer_stream_cut_short_is_resumed_after_its_last_event(
+    portal: BlockingPortal, env: dict[str, str], tmp_path: Path, cut_server: str
+) -> None:
+    argv = proxy_argv("--url", f"{cut_server}/resume/mcp")
+    with Client(portal, argv, env, tmp_path / "stderr.log") as client:
+        assert client.init.server_info.name == "resumed"

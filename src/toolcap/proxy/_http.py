@@ -1,22 +1,39 @@
 """An upstream MCP server reached over Streamable HTTP (``toolcap proxy --url``).
 
-The SDK's client transport does the HTTP side (sessions, SSE streams, protocol
-headers); it runs on an event loop in its own thread, and messages cross into
-the relay's threads as JSON lines, so the relay treats both kinds of upstream
-alike. A failed exchange (refused, unknown host, TLS, timeout, an HTTP error
-status) is explained by ``_http_errors``: one line on stderr and a JSON-RPC
-error the client shows, both naming the URL.
+A lean client of the transport on ``httpx2`` (which the ``mcp`` extra brings):
+each message line the client sends is POSTed as it is, and each reply (a JSON
+body, or the events of an SSE stream) reaches the relay as the bytes the server
+sent, so the relay reads it as it reads a stdio server's line: no message
+object is built, and memory follows the size of the largest message, not a
+multiple of it. The session id and the negotiated protocol revision ride on
+every request after ``initialize``; the GET stream carries what the server
+starts; a reply stream cut short resumes with ``Last-Event-ID``; the session is
+ended with DELETE. The client runs on an event loop in a thread of its own.
+
+A failed exchange (refused, unknown host, TLS, timeout, an HTTP error status)
+is explained by ``_http_errors``: one line on stderr and a JSON-RPC error for
+each request it carried, both naming the URL, so the client shows it and the
+next request tries again.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import functools
+import json
 import logging
+import threading
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 from typing import Any
 
-from ._contracts import OnLine, OnLongLine, print_error
+from ._contracts import OnLine, OnLongLine, dumps, print_error
+from ._http_errors import describe_status, describe_transport_error, is_jsonrpc_error, read_bounded
 from ._io import WriterClosed
+from ._long import WINDOW, response_ids
+from ._relay import PROXY_ERROR
+from ._revision import request_revision, wants_result_type
+from ._sse import SseReader
 
 __all__ = ["DEFAULT_TIMEOUT", "HttpUpstream"]
 
@@ -24,12 +41,23 @@ __all__ = ["DEFAULT_TIMEOUT", "HttpUpstream"]
 # run for minutes before its first byte, so reading waits longer by default.
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_READ_TIMEOUT = 300.0
+# A reply stream cut short is resumed this many times before its requests fail.
+_RESUME_ATTEMPTS = 2
+# Milliseconds before resuming or reopening a stream, unless the server says otherwise.
+_DEFAULT_RETRY_MS = 1000
+# An event this small is parsed to learn which requests it answers; a larger
+# one (a big result) is read by its first and last bytes only.
+_PARSE_UP_TO = 1 << 16
+# Seconds a stream may go on after its last answer before it is closed.
+_DRAIN_SECONDS = 5.0
+_SESSION = "mcp-session-id"
+_VERSION = "mcp-protocol-version"
 
 log = logging.getLogger("toolcap.proxy")
 
 
 class HttpUpstream:
-    """The relay's upstream over the SDK's Streamable HTTP client transport."""
+    """The relay's upstream: one MCP session with the server at ``url``."""
 
     def __init__(
         self, url: str, headers: dict[str, str], timeout: float | None = None
@@ -37,12 +65,22 @@ class HttpUpstream:
         self.url = url
         self.headers = headers
         self.timeout = timeout
+        self._timeouts = (
+            (DEFAULT_TIMEOUT, DEFAULT_READ_TIMEOUT) if timeout is None else (timeout, timeout)
+        )
         self._last_report: str | None = None
-        self._portal_cm: AbstractContextManager[Any] | None = None
-        self._portal: Any = None
-        self._transport_cm: AbstractContextManager[Any] | None = None
-        self._write: Any = None
+        self._session_id: str | None = None
+        self._version: str | None = None  # the revision initialize negotiated
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._outbox: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._tasks: set[asyncio.Task[None]] = set()
+        # Requests in flight on a revision that cancels by closing the stream (2026-07-28).
+        self._cancel_by_close: dict[Any, asyncio.Task[None]] = {}
         self._closed = False
+        self._grace = 2.0
+        self._client: Any = None
+        self._on_line: OnLine = lambda holder: None
 
     @property
     def returncode(self) -> int | None:
@@ -57,55 +95,318 @@ class HttpUpstream:
     def describe(self) -> str:
         return self.url
 
+    # -- the relay's side (any thread) ----------------------------------------
+
     def run(
         self,
         on_line: OnLine,
         on_closed: Callable[[], None],
         on_long_line: OnLongLine | None = None,
     ) -> None:
-        """Connect and start delivering the server's messages as JSON lines."""
+        """Start the client's event loop; each message from the server goes to ``on_line``."""
         import httpx2
-        from anyio.from_thread import start_blocking_portal
-        from mcp.client.streamable_http import streamable_http_client
 
-        # The SDK logs why a connection failed; show that on stderr, once.
-        sdk_log = logging.getLogger("mcp")
-        if not sdk_log.handlers:
-            handler = logging.StreamHandler()
-            handler.setLevel(logging.WARNING)
-            sdk_log.addHandler(handler)
-        self._portal_cm = start_blocking_portal()
-        portal = self._portal = self._portal_cm.__enter__()
-        from ._http_errors import make_client
-
-        connect, read = (
-            (DEFAULT_TIMEOUT, DEFAULT_READ_TIMEOUT) if self.timeout is None
-            else (self.timeout, self.timeout)
+        connect, read = self._timeouts
+        self._client = httpx2.AsyncClient(
+            headers=self.headers, timeout=httpx2.Timeout(connect, read=read)
         )
-        client = make_client(self.url, (connect, read), self._report, headers=self.headers,
-                             timeout=httpx2.Timeout(connect, read=read))
-        self._transport_cm = portal.wrap_async_context_manager(
-            # No cap on one event: a large result is exactly what the proxy is here to bound.
-            streamable_http_client(self.url, http_client=client, max_sse_event_size=None)
-        )
-        read, self._write = self._transport_cm.__enter__()
+        self._on_line = on_line
+        loop = self._loop = asyncio.new_event_loop()
 
-        async def pump() -> None:
+        def serve() -> None:
             try:
-                async for item in read:
-                    if isinstance(item, Exception):
-                        log.error("upstream transport error: %s", item)
-                        print_error(f"toolcap proxy: {self.url}: {item}")
-                        continue
-                    line = item.message.model_dump_json(by_alias=True, exclude_unset=True)
-                    on_line([line.encode("utf-8")])
-            except Exception as exc:  # a transport failure ends the relay, not the process
-                log.error("the connection to %s failed: %s", self.url, exc)
-                print_error(f"toolcap proxy: the connection to {self.url} failed: {exc}")
+                loop.run_until_complete(self._main())
+            except Exception:
+                log.exception("the HTTP upstream's event loop failed")
             finally:
-                on_closed()
+                loop.close()
+                if not self._closed:
+                    on_closed()
 
-        portal.start_task_soon(pump)
+        self._thread = threading.Thread(target=serve, name="toolcap-http-upstream", daemon=True)
+        self._thread.start()
+
+    def send(self, line: bytes) -> None:
+        """Send one message line. Raises WriterClosed if the session has been stopped."""
+        if self._closed or self._loop is None:
+            raise WriterClosed
+        try:
+            self._loop.call_soon_threadsafe(self._outbox.put_nowait, line)
+        except RuntimeError as exc:  # the loop has ended
+            raise WriterClosed from exc
+
+    def stop(self, grace: float = 2.0) -> None:
+        """End the session (DELETE, within ``grace`` seconds) and the event loop."""
+        if self._closed:
+            return
+        self._closed = True
+        self._grace = grace
+        if self._loop is None or self._thread is None:
+            return
+        with contextlib.suppress(RuntimeError):
+            self._loop.call_soon_threadsafe(self._outbox.put_nowait, None)
+        self._thread.join(grace + 2.0)
+
+    # -- the event loop ---------------------------------------------------------
+
+    async def _main(self) -> None:
+        try:
+            await self._write_all()
+        finally:
+            for task in list(self._tasks):
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+            if self._session_id is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(
+                        self._client.delete(self.url, headers=self._headers(None)),
+                        self._grace,
+                    )
+            await self._client.aclose()
+
+    async def _write_all(self) -> None:
+        """Send the client's messages in order; each request waits for its answer apart."""
+        while (line := await self._outbox.get()) is not None:
+            try:
+                message = json.loads(line)
+            except (ValueError, RecursionError):
+                message = None  # not ours to judge: the server answers it
+            items = message if isinstance(message, list) else [message]
+            requests = [m for m in items if isinstance(m, dict) and "method" in m and "id" in m]
+            ids = [m["id"] for m in requests]
+            first = items[0] if items and isinstance(items[0], dict) else {}
+            params = first.get("params")
+            version = request_revision(params)
+            if first.get("method") == "notifications/cancelled" and self._cancelled(params):
+                continue
+            if any(m.get("method") == "initialize" for m in requests):
+                # In order: every later message needs the session it opens.
+                self._version = None
+                await self._exchange(line, ids, version, initialize=True)
+            elif ids:
+                task = asyncio.get_running_loop().create_task(self._exchange(line, ids, version))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+                if len(ids) == 1 and wants_result_type(params) and _hashable(ids[0]):
+                    self._cancel_by_close[ids[0]] = task
+                    task.add_done_callback(functools.partial(self._forget, ids[0]))
+            else:
+                # Notifications and responses go in order, as the client sent them.
+                await self._exchange(line, [], version)
+                if first.get("method") == "notifications/initialized":
+                    self._spawn(self._listen())
+
+    def _cancelled(self, params: Any) -> bool:
+        """Whether a cancellation was done by closing its request's stream, as 2026-07-28
+        does (that revision sends no notifications over HTTP); else it is sent on."""
+        request_id = params.get("requestId") if isinstance(params, dict) else None
+        task = self._cancel_by_close.pop(request_id, None) if _hashable(request_id) else None
+        if task is None:
+            return False
+        task.cancel()
+        return True
+
+    def _forget(self, request_id: Any, task: asyncio.Task[None]) -> None:
+        if self._cancel_by_close.get(request_id) is task:
+            del self._cancel_by_close[request_id]
+
+    def _spawn(self, coroutine: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _headers(self, version: str | None, *, stream_only: bool = False) -> dict[str, str]:
+        headers = {"accept": "text/event-stream"} if stream_only else {
+            "accept": "application/json, text/event-stream", "content-type": "application/json"}
+        if self._session_id is not None:
+            headers[_SESSION] = self._session_id
+        version = version or self._version
+        if version is not None and _header_safe(version):
+            headers[_VERSION] = version
+        return headers
+
+    async def _exchange(
+        self, line: bytes, ids: list[Any], version: str | None, *, initialize: bool = False
+    ) -> None:
+        """POST one message; deliver its answers, or an error for each request it carried."""
+        import httpx2
+
+        waiting = list(ids)
+        in_session = self._session_id is not None
+        request = self._client.build_request(
+            "POST", self.url, content=line, headers=self._headers(version)
+        )
+        try:
+            response = await self._client.send(request, stream=True)
+        except httpx2.TransportError as exc:
+            self._fail(waiting, describe_transport_error(
+                self.url, request.url.host, exc, *self._timeouts))
+            return
+        try:
+            status = response.status_code
+            if status >= 300:
+                await self._refused(response, waiting, in_session)
+                return
+            self._report(None)
+            if initialize and (session := response.headers.get(_SESSION)):
+                self._session_id = session
+            if status == 202 or not waiting:
+                if waiting:
+                    self._fail(waiting, f"{self.url} accepted a request without answering it")
+                return
+            kind = response.headers.get("content-type", "").lower()
+            if kind.startswith("application/json"):
+                body = bytearray()
+                async for chunk in response.aiter_bytes():
+                    body += chunk
+                waiting.clear()
+                holder = [bytes(body)]
+                del body
+                self._deliver(holder, initialize)
+            elif kind.startswith("text/event-stream"):
+                reader = await self._read_events(response, waiting, initialize)
+                if waiting:
+                    await self._resume(reader, waiting, initialize)
+            else:
+                self._fail(waiting, f"{self.url} answered with {kind or 'no content type'!r}, "
+                                    "neither JSON nor an event stream")
+        except httpx2.HTTPError as exc:
+            self._fail(waiting, describe_transport_error(
+                self.url, request.url.host, exc, *self._timeouts))
+        finally:
+            await response.aclose()
+
+    async def _read_events(
+        self, response: Any, waiting: list[Any], initialize: bool, *, until_answered: bool = True
+    ) -> SseReader:
+        """Deliver the events of ``response`` (removing from ``waiting`` the ids they
+        answer) until its end, or, ``until_answered``, until ``waiting`` is empty."""
+        reader = SseReader()
+        chunks = response.aiter_bytes()
+        async for chunk in chunks:
+            events = reader.feed(chunk)
+            events.reverse()
+            while events:
+                # The message passes on in a holder of its own, so that the relay
+                # holds its only reference and may let go of it once read.
+                holder = [events.pop().data]
+                if not holder[0]:
+                    continue  # a priming event: an id to resume from, no message
+                if waiting:
+                    for answered in _answered_ids(holder[0]):
+                        if answered in waiting:
+                            waiting.remove(answered)
+                        elif answered is None and len(waiting) == 1:
+                            waiting.clear()  # an answer whose id is too deep to find
+                self._deliver(holder, initialize)
+            if until_answered and not waiting:
+                # The server ends the stream after the answer: read to that end, so
+                # that the connection is kept for the next request, but not for long.
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(_drain(chunks), _DRAIN_SECONDS)
+                break
+        return reader
+
+    async def _resume(self, reader: SseReader, waiting: list[Any], initialize: bool) -> None:
+        """The stream ended before its answers: resume after its last event, or fail them."""
+        import httpx2
+
+        last_id = reader.last_id
+        retry_ms = reader.retry_ms
+        for _ in range(_RESUME_ATTEMPTS if last_id is not None else 0):
+            await asyncio.sleep((retry_ms if retry_ms is not None else _DEFAULT_RETRY_MS) / 1000)
+            headers = {**self._headers(None, stream_only=True), "last-event-id": str(last_id)}
+            try:
+                async with self._client.stream("GET", self.url, headers=headers) as response:
+                    if response.status_code >= 300:
+                        break
+                    again = await self._read_events(response, waiting, initialize)
+            except httpx2.HTTPError:
+                continue
+            if not waiting:
+                return
+            last_id = again.last_id or last_id
+            retry_ms = again.retry_ms if again.retry_ms is not None else retry_ms
+        self._fail(waiting, f"{self.url} ended the answer's event stream before the answer")
+
+    async def _listen(self) -> None:
+        """The session's GET stream: what the server starts (requests, notifications)."""
+        import httpx2
+
+        last_id: str | None = None
+        retry_ms: int | None = None
+        failures = 0
+        while failures < _RESUME_ATTEMPTS:
+            headers = self._headers(None, stream_only=True)
+            if last_id is not None:
+                headers["last-event-id"] = last_id
+            try:
+                # An idle session may send nothing for hours: no read timeout here.
+                timeout = httpx2.Timeout(self._timeouts[0], read=None)
+                async with self._client.stream(
+                    "GET", self.url, headers=headers, timeout=timeout
+                ) as response:
+                    kind = response.headers.get("content-type", "").lower()
+                    if response.status_code != 200 or not kind.startswith("text/event-stream"):
+                        return  # the server offers no such stream (405), or not now
+                    reader = await self._read_events(response, [], False, until_answered=False)
+                last_id = reader.last_id or last_id
+                retry_ms = reader.retry_ms if reader.retry_ms is not None else retry_ms
+                failures = 0
+            except httpx2.HTTPError as exc:
+                log.debug("the GET stream of %s failed: %s", self.url, exc)
+                failures += 1
+            await asyncio.sleep((retry_ms if retry_ms is not None else _DEFAULT_RETRY_MS) / 1000)
+
+    async def _refused(self, response: Any, waiting: list[Any], in_session: bool) -> None:
+        """An answer with a status of 300 or more: the server's own JSON-RPC error, or one
+        line saying what went wrong and what to do."""
+        status = response.status_code
+        body = await read_bounded(response)
+        kind = response.headers.get("content-type", "").lower()
+        if body is not None and kind.startswith("application/json") and is_jsonrpc_error(body):
+            # The server's own error (invalid params, say): pass it on, for this request.
+            self._report(None)
+            message = json.loads(body)
+            if message.get("id") is None and len(waiting) == 1:
+                message["id"] = waiting[0]
+            if waiting:
+                self._deliver([dumps(message)], False)
+            return
+        if status < 400:
+            location = response.headers.get("location", "")[:300]
+            text = (f"{self.url} answered HTTP {status}, a redirect to {location!r}, not followed "
+                    "(give that URL with --url if it is the server)")
+        else:
+            text = describe_status(self.url, status, body or b"", in_session)
+        self._fail(waiting, text)
+
+    # -- delivering -------------------------------------------------------------
+
+    def _deliver(self, holder: list[bytes], initialize: bool) -> None:
+        """Pass one message (the only item of ``holder``) to the relay."""
+        if initialize:
+            self._note_version(holder[0])
+        self._on_line(holder)
+
+    def _note_version(self, data: bytes) -> None:
+        """Keep the revision the server chose, for the header of every later request."""
+        try:
+            message = json.loads(data)
+        except (ValueError, RecursionError):
+            return
+        result = message.get("result") if isinstance(message, dict) else None
+        version = result.get("protocolVersion") if isinstance(result, dict) else None
+        if isinstance(version, str):
+            self._version = version
+
+    def _fail(self, ids: list[Any], text: str) -> None:
+        """Say ``text`` on stderr (once while it lasts) and answer each request with it."""
+        self._report(text)
+        for request_id in ids:
+            error = {"code": PROXY_ERROR, "message": f"toolcap proxy: {text}"}
+            self._deliver([dumps({"jsonrpc": "2.0", "id": request_id, "error": error})], False)
+        ids.clear()
 
     def _report(self, text: str | None) -> None:
         """One stderr line per failure, not one per request while it lasts."""
@@ -113,33 +414,29 @@ class HttpUpstream:
             print_error(f"toolcap proxy: {text}")
         self._last_report = text
 
-    def send(self, line: bytes) -> None:
-        """Send one message line. Raises WriterClosed if the connection is gone."""
-        import mcp_types
-        from mcp.shared.message import SessionMessage
 
-        if self._closed or self._portal is None:
-            raise WriterClosed
-        try:
-            message = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-        except ValueError:
-            log.error("could not forward a malformed message from the client")
-            return
-        try:
-            self._portal.call(self._write.send, SessionMessage(message))
-        except Exception as exc:
-            raise WriterClosed from exc
+async def _drain(chunks: Any) -> None:
+    async for _ in chunks:
+        pass
 
-    def stop(self, grace: float = 2.0) -> None:
-        """Close the session (the transport sends its DELETE) and the event loop."""
-        if self._closed:
-            return
-        self._closed = True
+
+def _header_safe(value: str) -> bool:
+    return value.isascii() and value.isprintable() and len(value) < 64
+
+
+def _hashable(value: Any) -> bool:
+    return isinstance(value, (str, int))
+
+
+def _answered_ids(data: bytes) -> list[Any]:
+    """The ids of the requests ``data`` (one event) answers; [] for a request or
+    notification; ``[None]`` for an answer too big to parse whose id is not at an end."""
+    if len(data) <= _PARSE_UP_TO:
         try:
-            if self._transport_cm is not None:
-                self._transport_cm.__exit__(None, None, None)
-        except Exception as exc:
-            log.debug("closing the HTTP session: %s", exc)
-        finally:
-            if self._portal_cm is not None:
-                self._portal_cm.__exit__(None, None, None)
+            message = json.loads(data)
+        except (ValueError, RecursionError):
+            return []
+        items = message if isinstance(message, list) else [message]
+        return [m.get("id") for m in items
+                if isinstance(m, dict) and "method" not in m and ("result" in m or "error" in m)]
+    return response_ids(data[:WINDOW], data[-WINDOW:])

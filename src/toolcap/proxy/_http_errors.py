@@ -2,10 +2,10 @@
 
 The SDK's transport reports a failed POST as "Server returned an error
 response" or "Not Found", and a refused connection or an unknown host as the
-end of the whole connection. The proxy gives the SDK an HTTP client that
-explains instead: a failed exchange becomes a JSON-RPC error reply that names the URL,
-what went wrong and what to try, so the client shows it, the SDK's session
-survives, and the next request tries again.
+end of the whole connection. The proxy's own transport (``_http``) explains
+instead: a failed exchange becomes a JSON-RPC error reply that names the URL,
+what went wrong and what to try, so the client shows it, the session survives,
+and the next request tries again.
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ import errno
 import json
 import socket
 import ssl
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from http import HTTPStatus
 from typing import Any
 
-from ._relay import PROXY_ERROR
-
-__all__ = ["describe_status", "describe_transport_error", "make_client"]
+__all__ = [
+    "describe_status", "describe_transport_error", "is_jsonrpc_error", "read_bounded",
+]
 
 # A JSON-RPC error in an error response is read whole up to this size; past it
 # the body is not a message we pass on.
@@ -101,78 +101,27 @@ def _one_line(text: str) -> str:
     return " ".join("".join(c if c.isprintable() else " " for c in text).split())
 
 
-def _request_id(request: Any) -> Any:
-    try:
-        message = json.loads(request.content)
-    except (ValueError, RuntimeError):  # not JSON, or a streamed body
-        return None
-    return message.get("id") if isinstance(message, dict) else None
-
-
-def _is_jsonrpc_error(body: bytes) -> bool:
+def is_jsonrpc_error(body: bytes) -> bool:
+    """Whether ``body`` is a JSON-RPC error message (a server's own words on a failure)."""
     try:
         message = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return isinstance(message, dict) and isinstance(message.get("error"), dict)
 
 
-def make_client(
-    url: str, timeouts: tuple[float, float], report: Callable[[str | None], None],
-    **options: Any,
-) -> Any:
-    """An ``httpx2.AsyncClient`` that turns each failed POST into a JSON-RPC error reply.
-
-    It wraps ``send`` rather than the transport, so the client's own choice of
-    transport (an HTTP proxy from the environment, say) still applies.
-    ``report`` gets the one-line reason of each failure, and ``None`` after a
-    success; ``options`` go to ``httpx2.AsyncClient``.
-    """
+async def read_bounded(response: Any) -> bytes | None:
+    """The (decoded) body of an ``httpx2`` error response, or None past the bound."""
     import httpx2
 
-    class ExplainingClient(httpx2.AsyncClient):
-        async def send(self, request: httpx2.Request, **kwargs: Any) -> httpx2.Response:
-            if request.method != "POST":  # the GET stream and DELETE: the SDK copes
-                return await super().send(request, **kwargs)
-            try:
-                response = await super().send(request, **kwargs)
-            except httpx2.TransportError as exc:
-                text = describe_transport_error(url, request.url.host, exc, *timeouts)
-                return _explained(request, 502, text)
-            if response.status_code < 400:
-                report(None)
-                return response
-            body = await _read_bounded(response)
-            content_type = response.headers.get("content-type", "").lower()
-            if (body is not None and content_type.startswith("application/json")
-                    and _is_jsonrpc_error(body)):
-                # The server's own JSON-RPC error (e.g. invalid params): pass it on.
-                return httpx2.Response(response.status_code, content=body, request=request,
-                                       headers={"content-type": content_type})
-            in_session = "mcp-session-id" in request.headers
-            text = describe_status(url, response.status_code, body or b"", in_session)
-            return _explained(request, response.status_code, text)
-
-    def _explained(request: httpx2.Request, status: int, text: str) -> httpx2.Response:
-        report(text)
-        error = {"code": PROXY_ERROR, "message": f"toolcap proxy: {text}"}
-        reply = {"jsonrpc": "2.0", "id": _request_id(request), "error": error}
-        return httpx2.Response(status, json=reply, request=request)
-
-    async def _read_bounded(response: httpx2.Response) -> bytes | None:
-        """The (decoded) body, or None past the bound."""
-        chunks: list[bytes] = []
-        size = 0
-        try:
-            async for chunk in response.aiter_bytes():
-                chunks.append(chunk)
-                size += len(chunk)
-                if size > _MAX_ERROR_BODY:
-                    return None
-        except httpx2.HTTPError:
-            pass
-        finally:
-            await response.aclose()
-        return b"".join(chunks)
-
-    return ExplainingClient(**options)
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        async for chunk in response.aiter_bytes():
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > _MAX_ERROR_BODY:
+                return None
+    except httpx2.HTTPError:
+        pass
+    return b"".join(chunks)

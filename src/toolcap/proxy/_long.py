@@ -17,7 +17,9 @@ from typing import Any
 from ..core._sizes import human_size
 from ._io import LongLine
 
-__all__ = ["WINDOW", "KeptLine", "ids_anywhere", "ids_at_ends", "keep_long_line"]
+__all__ = [
+    "WINDOW", "KeptLine", "ids_anywhere", "ids_at_ends", "keep_long_line", "response_ids",
+]
 
 #: Bytes kept of each end of a message for finding its id.
 WINDOW = 4096
@@ -29,6 +31,11 @@ _ANY_ID = re.compile(_ID)
 # elsewhere in a message may belong to its content.
 _FIRST_ID = re.compile(rb'\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?' + _ID + rb"\s*,")
 _LAST_ID = re.compile(rb",\s*" + _ID + rb'\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?\}\s*\Z')
+_JSONRPC = rb'(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?'
+# The start of a response: "result" or "error" among its first keys, after its id if first.
+_RESPONSE_HEAD = re.compile(
+    rb"\s*\{\s*" + _JSONRPC + rb"(?:" + _ID + rb"\s*,\s*)?" + _JSONRPC + rb'"(?:result|error)"\s*:'
+)
 
 
 def _decoded(matches: Iterator[re.Match[bytes] | None]) -> Iterator[Any]:
@@ -43,6 +50,17 @@ def _decoded(matches: Iterator[re.Match[bytes] | None]) -> Iterator[Any]:
 def ids_at_ends(head: bytes, tail: bytes) -> Iterator[Any]:
     """The id of a message from its first and last bytes, where the protocol puts it."""
     return _decoded(iter((_FIRST_ID.match(head), _LAST_ID.search(tail))))
+
+
+def response_ids(head: bytes, tail: bytes) -> list[Any]:
+    """The id of the request a message answers, from its first and last bytes: ``[]``
+    when it is no answer (a request, a notification), ``[None]`` when it is one whose
+    id is in neither place."""
+    match = _RESPONSE_HEAD.match(head)
+    if match is None:
+        return []
+    found = list(_decoded(iter((match if match.group(1) else _LAST_ID.search(tail),))))
+    return found or [None]
 
 
 def ids_anywhere(windows: tuple[bytes, bytes]) -> Iterator[Any]:

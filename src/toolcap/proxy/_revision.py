@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["empty_tools_list", "for_revision", "text_result", "wants_result_type"]
+__all__ = [
+    "empty_tools_list", "for_revision", "request_revision", "text_result", "wants_result_type",
+]
 
 # The request ``_meta`` key by which revisions from 2026-07-28 on name themselves on
 # every request; the revisions negotiated by ``initialize`` never send it.
@@ -12,11 +14,17 @@ _PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 _HANDSHAKE_REVISIONS = frozenset({"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"})
 
 
-def wants_result_type(params: Any) -> bool:
-    """Whether a request's revision (2026-07-28 on) requires ``resultType`` in its result."""
+def request_revision(params: Any) -> str | None:
+    """The revision a request names in its ``_meta`` (2026-07-28 on), if any."""
     meta = params.get("_meta") if isinstance(params, dict) else None
     version = meta.get(_PROTOCOL_VERSION_KEY) if isinstance(meta, dict) else None
-    return isinstance(version, str) and version not in _HANDSHAKE_REVISIONS
+    return version if isinstance(version, str) else None
+
+
+def wants_result_type(params: Any) -> bool:
+    """Whether a request's revision (2026-07-28 on) requires ``resultType`` in its result."""
+    version = request_revision(params)
+    return version is not None and version not in _HANDSHAKE_REVISIONS
 
 
 def for_revision(result: dict[str, Any], result_type: bool) -> dict[str, Any]:

@@ -1,0 +1,104 @@
+"""Server-sent events read from bytes as they arrive, in time and memory linear in them.
+
+An upstream reached over HTTP answers on an SSE stream, and one event may carry a
+result of many megabytes. :class:`SseReader` takes the body's chunks as they
+come and returns each complete event's data as one ``bytes`` object, built once
+from the pieces of its line, never decoded to text or held twice longer than the
+moment it takes to join them. Lines end with LF or CRLF (what servers send); a
+lone CR is not taken for a line end.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["SseEvent", "SseReader"]
+
+
+@dataclass
+class SseEvent:
+    """One dispatched event: its data (``data:`` lines joined by LF) and its id, if any."""
+
+    data: bytes
+    id: str | None
+
+
+class SseReader:
+    """Splits a byte stream into server-sent events (the WHATWG parsing rules, in bytes)."""
+
+    def __init__(self) -> None:
+        self._line = bytearray()  # the line being read, across chunks
+        self._data: list[bytes] = []  # the data lines of the event being read
+        self._has_data = False
+        self._event_id: str | None = None
+        #: The last event id the stream set (sent back as Last-Event-ID to resume).
+        self.last_id: str | None = None
+        #: The reconnection delay the server asked for, in milliseconds.
+        self.retry_ms: int | None = None
+
+    def feed(self, chunk: bytes) -> list[SseEvent]:
+        """The events ``chunk`` completes, in order."""
+        events: list[SseEvent] = []
+        start = 0
+        while True:
+            end = chunk.find(b"\n", start)
+            if end < 0:
+                self._line += memoryview(chunk)[start:]
+                return events
+            if self._line:
+                self._line += memoryview(chunk)[start:end]
+                line: bytes | bytearray = self._line
+                self._line = bytearray()
+            else:
+                line = chunk[start:end]
+            start = end + 1
+            event = self._take_line(line)
+            del line
+            if event is not None:
+                events.append(event)
+
+    def _take_line(self, line: bytes | bytearray) -> SseEvent | None:
+        if line.endswith(b"\r"):
+            if isinstance(line, bytearray):
+                del line[-1:]
+            else:
+                line = line[:-1]
+        if not line:
+            return self._dispatch()
+        if line.startswith(b":"):
+            return None  # a comment (a keep-alive)
+        value: bytes | bytearray
+        colon = line.find(b":")
+        if colon < 0:
+            name, value = bytes(line), b""
+        else:
+            name = bytes(line[:colon])
+            skip = colon + 2 if line[colon + 1 : colon + 2] == b" " else colon + 1
+            if name == b"data" and isinstance(line, bytearray):
+                del line[:skip]  # in place: a long line is not copied to drop its name
+                value = line
+            else:
+                value = line[skip:]
+        if name == b"data":
+            self._data.append(bytes(value) if isinstance(value, bytearray) else value)
+            self._has_data = True
+        elif name == b"id":
+            if b"\0" not in value:
+                self._event_id = bytes(value).decode("utf-8", "replace")
+        elif name == b"retry" and value.isdigit():
+            self.retry_ms = int(value)
+        return None
+
+    def _dispatch(self) -> SseEvent | None:
+        if self._event_id is not None:
+            self.last_id = self._event_id
+        if not self._has_data:
+            event = SseEvent(b"", self._event_id) if self._event_id is not None else None
+            self._event_id = None
+            return event
+        data = self._data[0] if len(self._data) == 1 else b"\n".join(self._data)
+        self._data = []
+        self._has_data = False
+        event = SseEvent(data, self._event_id)
+        self._event_id = None
+        return event
