@@ -1,19 +1,13 @@
 """An upstream MCP server reached over Streamable HTTP (``toolcap proxy --url``).
 
-A lean client of the transport on ``httpx2`` (which the ``mcp`` extra brings):
-each message line the client sends is POSTed as it is, and each reply (a JSON
-body, or the events of an SSE stream) reaches the relay as the bytes the server
-sent, so the relay reads it as it reads a stdio server's line: no message
-object is built, and memory follows the size of the largest message, not a
-multiple of it. The session id and the negotiated protocol revision ride on
-every request after ``initialize``; the GET stream carries what the server
-starts; a reply stream cut short resumes with ``Last-Event-ID``; the session is
-ended with DELETE. The client runs on an event loop in a thread of its own.
-
-A failed exchange (refused, unknown host, TLS, timeout, an HTTP error status)
-is explained by ``_http_errors``: one line on stderr and a JSON-RPC error for
-each request it carried, both naming the URL, so the client shows it and the
-next request tries again.
+A lean client of the transport on ``httpx2`` (the ``mcp`` extra brings it), on an
+event loop of its own thread: each client message is POSTed as it came, and each
+answer (a JSON body, or SSE events) reaches the relay as the bytes the server
+sent, read like a stdio server's line: no message object is built, so memory
+follows the largest message. It keeps the session id and negotiated revision,
+opens the GET stream, resumes a cut stream with ``Last-Event-ID`` and ends the
+session with DELETE. A failed exchange is explained by ``_http_errors``: one line
+on stderr and a JSON-RPC error for each request it carried, naming the URL.
 """
 
 from __future__ import annotations
@@ -28,9 +22,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ._contracts import OnLine, OnLongLine, dumps, print_error
-from ._http_errors import describe_status, describe_transport_error, is_jsonrpc_error, read_bounded
+from ._http_errors import describe_transport_error, explain_refusal
 from ._io import WriterClosed
-from ._long import WINDOW, response_ids
+from ._long import answered_ids
 from ._relay import PROXY_ERROR
 from ._revision import request_revision, wants_result_type
 from ._sse import SseReader
@@ -45,9 +39,6 @@ DEFAULT_READ_TIMEOUT = 300.0
 _RESUME_ATTEMPTS = 2
 # Milliseconds before resuming or reopening a stream, unless the server says otherwise.
 _DEFAULT_RETRY_MS = 1000
-# An event this small is parsed to learn which requests it answers; a larger
-# one (a big result) is read by its first and last bytes only.
-_PARSE_UP_TO = 1 << 16
 # Seconds a stream may go on after its last answer before it is closed.
 _DRAIN_SECONDS = 5.0
 _SESSION = "mcp-session-id"
@@ -64,7 +55,6 @@ class HttpUpstream:
     ) -> None:
         self.url = url
         self.headers = headers
-        self.timeout = timeout
         self._timeouts = (
             (DEFAULT_TIMEOUT, DEFAULT_READ_TIMEOUT) if timeout is None else (timeout, timeout)
         )
@@ -83,8 +73,7 @@ class HttpUpstream:
         self._on_line: OnLine = lambda holder: None
 
     @property
-    def returncode(self) -> int | None:
-        """There is no process; never an exit status."""
+    def returncode(self) -> int | None:  # there is no process
         return None
 
     @property
@@ -245,7 +234,13 @@ class HttpUpstream:
         try:
             status = response.status_code
             if status >= 300:
-                await self._refused(response, waiting, in_session)
+                message, text = await explain_refusal(self.url, response, waiting, in_session)
+                if message is not None:  # the server's own error (invalid params, say)
+                    self._report(None)
+                    if waiting:
+                        self._deliver([dumps(message)], False)
+                else:
+                    self._fail(waiting, text or "")
                 return
             self._report(None)
             if initialize and (session := response.headers.get(_SESSION)):
@@ -293,7 +288,7 @@ class HttpUpstream:
                 if not holder[0]:
                     continue  # a priming event: an id to resume from, no message
                 if waiting:
-                    for answered in _answered_ids(holder[0]):
+                    for answered in answered_ids(holder[0]):
                         if answered in waiting:
                             waiting.remove(answered)
                         elif answered is None and len(waiting) == 1:
@@ -358,29 +353,6 @@ class HttpUpstream:
                 failures += 1
             await asyncio.sleep((retry_ms if retry_ms is not None else _DEFAULT_RETRY_MS) / 1000)
 
-    async def _refused(self, response: Any, waiting: list[Any], in_session: bool) -> None:
-        """An answer with a status of 300 or more: the server's own JSON-RPC error, or one
-        line saying what went wrong and what to do."""
-        status = response.status_code
-        body = await read_bounded(response)
-        kind = response.headers.get("content-type", "").lower()
-        if body is not None and kind.startswith("application/json") and is_jsonrpc_error(body):
-            # The server's own error (invalid params, say): pass it on, for this request.
-            self._report(None)
-            message = json.loads(body)
-            if message.get("id") is None and len(waiting) == 1:
-                message["id"] = waiting[0]
-            if waiting:
-                self._deliver([dumps(message)], False)
-            return
-        if status < 400:
-            location = response.headers.get("location", "")[:300]
-            text = (f"{self.url} answered HTTP {status}, a redirect to {location!r}, not followed "
-                    "(give that URL with --url if it is the server)")
-        else:
-            text = describe_status(self.url, status, body or b"", in_session)
-        self._fail(waiting, text)
-
     # -- delivering -------------------------------------------------------------
 
     def _deliver(self, holder: list[bytes], initialize: bool) -> None:
@@ -426,17 +398,3 @@ def _header_safe(value: str) -> bool:
 
 def _hashable(value: Any) -> bool:
     return isinstance(value, (str, int))
-
-
-def _answered_ids(data: bytes) -> list[Any]:
-    """The ids of the requests ``data`` (one event) answers; [] for a request or
-    notification; ``[None]`` for an answer too big to parse whose id is not at an end."""
-    if len(data) <= _PARSE_UP_TO:
-        try:
-            message = json.loads(data)
-        except (ValueError, RecursionError):
-            return []
-        items = message if isinstance(message, list) else [message]
-        return [m.get("id") for m in items
-                if isinstance(m, dict) and "method" not in m and ("result" in m or "error" in m)]
-    return response_ids(data[:WINDOW], data[-WINDOW:])

@@ -19,7 +19,8 @@ from http import HTTPStatus
 from typing import Any
 
 __all__ = [
-    "describe_status", "describe_transport_error", "is_jsonrpc_error", "read_bounded",
+    "describe_status", "describe_transport_error", "explain_refusal", "is_jsonrpc_error",
+    "read_bounded",
 ]
 
 # A JSON-RPC error in an error response is read whole up to this size; past it
@@ -125,3 +126,24 @@ async def read_bounded(response: Any) -> bytes | None:
     except httpx2.HTTPError:
         pass
     return b"".join(chunks)
+
+
+async def explain_refusal(
+    url: str, response: Any, ids: list[Any], in_session: bool
+) -> tuple[dict[str, Any] | None, str | None]:
+    """An answer with a status of 300 or more: the server's own JSON-RPC error to pass
+    on (for the one request in ``ids`` when it names none), or one line saying what
+    went wrong and what to do."""
+    status = response.status_code
+    body = await read_bounded(response)
+    kind = response.headers.get("content-type", "").lower()
+    if body is not None and kind.startswith("application/json") and is_jsonrpc_error(body):
+        message: dict[str, Any] = json.loads(body)
+        if message.get("id") is None and len(ids) == 1:
+            message["id"] = ids[0]
+        return message, None
+    if status < 400:
+        location = _one_line(response.headers.get("location", ""))[:300]
+        return None, (f"{url} answered HTTP {status}, a redirect to {location!r}, not followed "
+                      "(give that URL with --url if it is the server)")
+    return None, describe_status(url, status, body or b"", in_session)

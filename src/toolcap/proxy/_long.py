@@ -18,11 +18,15 @@ from ..core._sizes import human_size
 from ._io import LongLine
 
 __all__ = [
-    "WINDOW", "KeptLine", "ids_anywhere", "ids_at_ends", "keep_long_line", "response_ids",
+    "WINDOW", "KeptLine", "answered_ids", "ids_anywhere", "ids_at_ends", "keep_long_line",
+    "response_ids",
 ]
 
 #: Bytes kept of each end of a message for finding its id.
 WINDOW = 4096
+# A message this small is parsed to learn which requests it answers; a larger
+# one (a big result) is read by its first and last bytes only.
+_PARSE_UP_TO = 1 << 16
 
 _ID = rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.){0,200}")'
 _ANY_ID = re.compile(_ID)
@@ -61,6 +65,20 @@ def response_ids(head: bytes, tail: bytes) -> list[Any]:
         return []
     found = list(_decoded(iter((match if match.group(1) else _LAST_ID.search(tail),))))
     return found or [None]
+
+
+def answered_ids(data: bytes) -> list[Any]:
+    """The ids of the requests the message (or batch) ``data`` answers, as
+    :func:`response_ids` says them."""
+    if len(data) > _PARSE_UP_TO:
+        return response_ids(data[:WINDOW], data[-WINDOW:])
+    try:
+        message = json.loads(data)
+    except (ValueError, RecursionError):
+        return []
+    items = message if isinstance(message, list) else [message]
+    return [m.get("id") for m in items
+            if isinstance(m, dict) and "method" not in m and ("result" in m or "error" in m)]
 
 
 def ids_anywhere(windows: tuple[bytes, bytes]) -> Iterator[Any]:
