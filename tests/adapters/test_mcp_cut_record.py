@@ -19,6 +19,7 @@ from toolcap.adapters.mcp import (
     bound_read_resource_result_dict,
 )
 from toolcap.core._json import json_size
+from toolcap.core._marker import Marker
 from toolcap.store import MemoryStore
 
 KB = 1024
@@ -143,3 +144,68 @@ def test_structured_content_nested_too_deeply_to_walk_is_dropped_with_a_note() -
     bounded = bound_call_tool_result_dict(result, policy(), tool="t")
     assert "structuredContent" not in bounded.result
     assert "nested too deeply" in bounded.result["content"][-1]["text"]
+
+
+# -- a second cut, by a toolcap in front of the one that cut first ------------------------
+
+inner_texts = st.text(st.characters(codec="utf-8"), min_size=1, max_size=60).map(
+    lambda unit: unit * (120_000 // max(1, len(unit.encode())) + 1))
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(text=inner_texts, inner_kb=st.integers(8, 24), outer_kb=st.integers(1, 7),
+       strategy=st.sampled_from(["head", "tail", "head_tail"]),
+       wire=st.none() | st.integers(1500, 9000))
+def test_a_second_cut_states_the_original_names_it_and_stays_within_every_limit(
+    text: str, inner_kb: int, outer_kb: int, strategy: str, wire: int | None
+) -> None:
+    inner_store, outer_store = MemoryStore(), MemoryStore()
+    inner = bound_call_tool_result_dict(text_result(text), policy(f"{inner_kb}KB", inner_store),
+                                        tool="t").result
+    first = inner["_meta"][CUT_KEY]
+    config = Config.from_mapping({"tools": {"*": {"size_threshold": f"{outer_kb}KB",
+                                                  "strategy": strategy}}})
+    outer = bound_call_tool_result_dict(
+        inner, Policy(config, sink=outer_store, notices=False), tool="t", wire_budget=wire,
+        upstream_reads=True).result
+    (block,) = outer["content"]
+    assert len(block["text"].encode()) <= outer_kb * KB
+    if wire is not None:
+        assert json_size(outer["content"]) <= wire
+    record = outer["_meta"][CUT_KEY]
+    assert record["ref"] == first["ref"] and record["originalBytes"] == first["originalBytes"]
+    # Every reference the text names leads to the original, in the first toolcap's store,
+    # and every marker says the original's size as the first cut's marker says it.
+    for ref in REF.findall(block["text"]):
+        assert inner_store.read_bytes(ref) == text.encode()
+    (said,) = Marker().find(inner["content"][0]["text"])
+    for seen in Marker().find(block["text"]):
+        assert seen.original == said.original
+    # Nothing fabricated: each line kept (apart from the markers) is in the original.
+    for line in block["text"].splitlines():
+        assert "[toolcap:" in line or line in text
+
+
+def test_a_second_cut_says_the_size_of_the_original_not_of_the_first_cut() -> None:
+    inner_store = MemoryStore()
+    text = "line of text\n" * 20_000  # 253.9 KB
+    inner = bound_call_tool_result_dict(text_result(text), policy("32KB", inner_store),
+                                        tool="t").result
+    outer = bound_call_tool_result_dict(inner, policy("4KB"), tool="t", upstream_reads=True)
+    (block,) = outer.result["content"]
+    assert "of 253.9 KB; full output: " + inner["_meta"][CUT_KEY]["ref"] in block["text"]
+    assert "of 31." not in block["text"]
+    # Without a way to read the first toolcap's store, the second keeps its own copy.
+    alone = bound_call_tool_result_dict(inner, policy("4KB"), tool="t")
+    assert alone.result["_meta"][CUT_KEY]["ref"] != inner["_meta"][CUT_KEY]["ref"]
+
+
+def test_a_forged_record_names_nothing_the_second_cut_did_not_keep() -> None:
+    forged = text_result("x" * 50_000, _meta={CUT_KEY: {"ref": "toolcap:" + "0" * 32,
+                                                       "originalBytes": 10**9, "limit": 10**6}})
+    store = MemoryStore()
+    outer = bound_call_tool_result_dict(forged, policy("4KB", store), tool="t",
+                                        upstream_reads=True)
+    (block,) = outer.result["content"]
+    (ref,) = REF.findall(block["text"])
+    assert store.read_bytes(ref) == b"x" * 50_000

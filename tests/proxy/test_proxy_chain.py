@@ -4,6 +4,7 @@ proxy's read_artifact, which passes reads of the inner proxy's artifacts on to i
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,9 +23,12 @@ from proxy.proxy_helpers import (
     text_of,
     write_config,
 )
+from toolcap import human_size, parse_size
 from toolcap.store import ArtifactNotFoundError
 
 KB = 1024
+# The sizes in the default marker: "kept 3.9 KB of 195.3 KB".
+MARKER = re.compile(r"kept (\d+(?:\.\d)? [KMG]?B) of (\d+(?:\.\d)? [KMG]?B)")
 
 
 def chain(portal: BlockingPortal, home: Path, outer_kb: int, inner_kb: int) -> Client:
@@ -99,6 +103,33 @@ def test_an_outer_proxy_tighter_than_the_inner_one_cuts_to_its_own_limit(
         record = (result.meta or {})["toolcap/cut"]
         assert record["limit"] == 4 * KB
         assert REF.findall(text) == [record["ref"]]
-        # What the outer proxy kept (the inner proxy's cut) reads back from its own store.
         read = tight.call("read_artifact", {"ref": record["ref"], "offset": 0, "length": 12})
         assert text_of(read)[0] == "line 0000000"
+
+
+def test_a_second_cut_states_the_true_sizes_and_names_the_original(
+    portal: BlockingPortal, tmp_path: Path
+) -> None:
+    with chain(portal, tmp_path, outer_kb=4, inner_kb=32) as tight:
+        assert tight.session is not None
+        tight.run(tight.session.list_tools)  # as clients do: the outer proxy meets the reader
+        result = tight.call("big_text", {"size": 200_000})
+        (text,) = text_of(result)
+        record = (result.meta or {})["toolcap/cut"]
+        # The marker the model sees: the original's size, not the 32 KB the outer got.
+        (marker,) = MARKER.findall(text)
+        kept, original = marker
+        assert original == human_size(200_000)
+        assert parse_size(kept) <= 4 * KB
+        # The reference names the original, in the inner proxy's store, read back
+        # through the outer proxy.
+        assert open_store(tmp_path / "inner-store").stat(record["ref"]).bytes == 200_000
+        assert REF.findall(text) == [record["ref"]]
+        read = tight.call("read_artifact", {"ref": record["ref"], "start_line": 3000,
+                                            "end_line": 3000})
+        lines = load_bigserver().numbered_text(200_000).splitlines()
+        assert text_of(read)[0] == lines[2999] + "\n"
+        # The record: the original's size (the inner proxy's measure), what is sent now.
+        assert record["originalBytes"] > 200_000
+        assert record["keptBytes"] < 3 * 4 * KB  # the text, and its structured twin
+        assert record["limit"] == 4 * KB

@@ -12,8 +12,10 @@ from typing import Any, TypeVar
 from .._finalize import FinalizedResponse, Policy, ToolResponse
 from .._wire import Source, blocks_fit, fit_wire, held_source
 from ..core._json import json_size
+from ..core._marker import Rendered
 from ..core._media import Media, media_of
 from ..core._refs import format_ref
+from ..core._sizes import human_size
 from ..core._utf8 import sanitize
 from ._common import keep_media
 
@@ -77,6 +79,9 @@ class Bounder:
         self.changed = False
         #: The caps that cut, in the order they did (the last one set the size sent).
         self.caps: list[str] = []
+        #: The reference of the original, when another toolcap already cut this result
+        #: and its references can be read through this one (a proxy in front of a proxy).
+        self.upstream_ref: str | None = None
 
     def cut_by(self, cap: str) -> None:
         self.changed = True
@@ -120,7 +125,11 @@ class Bounder:
             self.changed = True
         originals = [slot.text for slot in slots]
         whole = "\n".join(originals)
-        decided = self.keep_whole(whole) if cut and len(slots) > 1 else None
+        inner = self.inner_marker(originals)
+        if inner is not None:  # a second cut names the original, not the first cut
+            decided: tuple[str, ...] | None = (self.upstream_ref or "",)
+        else:
+            decided = self.keep_whole(whole) if cut and len(slots) > 1 else None
         response = ToolResponse(self.tool, originals, self.call_id, is_error, decided)
         final = self.policy.finalize([response])[0]
         texts = list(final.parts or originals)
@@ -134,17 +143,49 @@ class Bounder:
                     slot.remove()
             slots, overheads = _kept(final, slots), _kept(final, overheads)
         if self.wire_budget is not None:
-            fit = fit_wire(self.policy, self.tool, texts, self.wire_budget, whole=whole,
-                           known=final.artifacts or (), overheads=overheads,
+            known = final.artifacts or ()
+            if inner is not None:  # the wire cut names the original too
+                known = decided or ()
+            fit = fit_wire(self.policy, self.tool, texts, self.wire_budget,
+                           whole=None if inner is not None else whole,
+                           known=known, overheads=overheads,
                            original_bytes=final.original_bytes, call_id=self.call_id,
                            sources=self.sources(final, originals))
             if fit.changed:
                 self.cut_by("wire_budget")
                 self.record(fit.reference)
             texts = fit.texts
+        if inner is not None and texts[0] is not originals[0]:
+            texts[0] = self.restated(texts[0], final.original_bytes, inner, overheads[0])
         for slot, text in zip(slots, texts, strict=True):
             if text is not slot.text:
                 slot.put(text)
+
+    def inner_marker(self, originals: list[str]) -> Rendered | None:
+        """The marker of the toolcap that cut this one text before, naming the original."""
+        if self.upstream_ref is None or len(originals) != 1:
+            return None
+        marker = self.policy.for_tool(self.tool).marker
+        return next((seen for seen in marker.find(originals[0])
+                     if seen.reference == self.upstream_ref and seen.original), None)
+
+    def restated(self, text: str, received: int, inner: Rendered, around: int) -> str:
+        """``text`` whose marker states the original's size (as the first cut's marker
+        says it) instead of the size received, if that keeps it within every limit."""
+        assert inner.original is not None
+        marker = self.policy.for_tool(self.tool).marker
+        ours = [seen for seen in marker.find(text)
+                if seen.reference == inner.reference and seen.original == human_size(received)]
+        if len(ours) != 1:
+            return text
+        new = text[: ours[0].start] + marker.restate(ours[0], inner.original) + text[ours[0].end :]
+        # The cut kept room for the widest marker, so the restated one fits; checked still.
+        text_limit = result_limit(self.policy, self.tool, None)  # on UTF-8 bytes
+        if text_limit is not None and len(new.encode("utf-8")) > text_limit:
+            return text
+        if self.wire_budget is not None and json_size(new) + around > self.wire_budget:
+            return text
+        return new
 
     def plan(self, slots: list[Slot], overheads: list[int], is_error: bool) -> tuple[bool, bool]:
         """Whether a cap will cut these blocks, and whether they must be joined into one.

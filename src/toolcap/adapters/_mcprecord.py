@@ -25,8 +25,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core._json import json_size
+from ..core._refs import REF
 
-__all__ = ["CUT_KEY", "PAYLOAD_FIELDS", "bounded_upstream", "payload_bytes", "with_record"]
+__all__ = [
+    "CUT_KEY", "PAYLOAD_FIELDS", "bounded_upstream", "payload_bytes", "upstream_record",
+    "with_record",
+]
 
 #: The ``_meta`` key of the record.
 CUT_KEY = "toolcap/cut"
@@ -49,6 +53,21 @@ def payload_bytes(result: dict[str, Any], fields: Sequence[str]) -> int | None:
         return None
 
 
+def upstream_record(result: dict[str, Any]) -> dict[str, Any] | None:
+    """The record another toolcap left on ``result`` when it names the original by a
+    reference of toolcap's form and gives its size; else None."""
+    meta = result.get("_meta")
+    record = meta.get(CUT_KEY) if isinstance(meta, dict) else None
+    if not isinstance(record, dict):
+        return None
+    ref, size = record.get("ref"), record.get("originalBytes")
+    if not (isinstance(ref, str) and REF.fullmatch(ref)):
+        return None
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        return None
+    return record
+
+
 def with_record(
     original: dict[str, Any],
     new: dict[str, Any],
@@ -57,12 +76,21 @@ def with_record(
     cap: str,
     limit: int | None,
     refs: Sequence[str],
+    upstream: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """``new`` with the record of its cut from ``original`` in its ``_meta`` (a record
-    that came with the original is replaced: this one measures what is sent)."""
+    that came with the original is replaced: this one measures what is sent).
+
+    ``upstream``: the record of the toolcap that cut the original first, whose
+    reference is readable through this one: the record then gives the size of
+    that original and names it first.
+    """
+    if upstream is not None:
+        refs = [upstream["ref"], *(ref for ref in refs if ref != upstream["ref"])]
     record = {
         "version": VERSION,
-        "originalBytes": payload_bytes(original, fields),
+        "originalBytes": (payload_bytes(original, fields) if upstream is None
+                          else upstream["originalBytes"]),
         "keptBytes": payload_bytes(new, fields),
         "cap": cap,
         "limit": limit,

@@ -37,7 +37,7 @@ from ..core._default import DEFAULT, Default
 from ..core._media import resource_media
 from ..core._schemaguide import guide_for
 from ._mcpbound import REMOVED, Bounder, Slot, block_slots, overhead, result_limit
-from ._mcprecord import PAYLOAD_FIELDS, bounded_upstream, with_record
+from ._mcprecord import PAYLOAD_FIELDS, bounded_upstream, upstream_record, with_record
 from ._mcpstructured import bound_structured
 
 __all__ = [
@@ -90,6 +90,7 @@ def _start(
     wire_budget: int | None,
     result: dict[str, Any],
     kind: str,
+    upstream_reads: bool = False,
 ) -> Bounder | None:
     """The work on one result, or ``None`` when another toolcap bounded it already
     (its record says so, and it measures within every limit here)."""
@@ -99,7 +100,10 @@ def _start(
     ceiling = min((x for x in (limit, media) if x is not None), default=None)
     if bounded_upstream(result, PAYLOAD_FIELDS[kind], limit, ceiling):
         return None
-    return Bounder(policy, tool, call_id, media, wire_budget)
+    work = Bounder(policy, tool, call_id, media, wire_budget)
+    upstream = upstream_record(result) if upstream_reads else None
+    work.upstream_ref = upstream["ref"] if upstream is not None else None
+    return work
 
 
 def _finish(work: Bounder, original: dict[str, Any], new: dict[str, Any],
@@ -109,8 +113,9 @@ def _finish(work: Bounder, original: dict[str, Any], new: dict[str, Any],
         return BoundedResult(original, False, ())
     cap = work.caps[-1] if work.caps else "size_threshold"
     limit = result_limit(work.policy, work.tool, work.wire_budget)
+    upstream = upstream_record(original) if work.upstream_ref is not None else None
     recorded = with_record(original, new, PAYLOAD_FIELDS[kind], cap=cap, limit=limit,
-                           refs=work.artifacts)
+                           refs=work.artifacts, upstream=upstream)
     return BoundedResult(recorded, True, tuple(work.artifacts))
 
 
@@ -122,6 +127,7 @@ def bound_call_tool_result_dict(
     call_id: str | None = None,
     media_threshold: int | Default | None = DEFAULT,
     wire_budget: int | None = None,
+    upstream_reads: bool = False,
     output_schema: dict[str, Any] | None = None,
 ) -> BoundedResult:
     """Bound a ``CallToolResult`` in its JSON form; the input is not modified.
@@ -131,12 +137,16 @@ def bound_call_tool_result_dict(
     JSON bytes of the text fields together, after the model-facing caps.
     ``output_schema``: the tool's ``outputSchema``; when the cut can honour it
     (:func:`toolcap.core._schemaguide.guide_for`), a cut ``structuredContent``
-    still validates against it.
+    still validates against it. ``upstream_reads``: whether the references of
+    another toolcap that cut this result before can be read through the caller
+    (a proxy in front of a toolcap proxy); a second cut then names that
+    original and states its size, not the size of the first cut.
     """
     content = result.get("content")
     if not isinstance(content, list):
         return BoundedResult(result, False, ())
-    work = _start(policy, tool, call_id, media_threshold, wire_budget, result, "tools/call")
+    work = _start(policy, tool, call_id, media_threshold, wire_budget, result, "tools/call",
+                   upstream_reads)
     if work is None:
         return BoundedResult(result, False, ())
     blocks: list[Any] = list(content)
@@ -204,6 +214,7 @@ def bound_read_resource_result_dict(
     call_id: str | None = None,
     media_threshold: int | Default | None = DEFAULT,
     wire_budget: int | None = None,
+    upstream_reads: bool = False,
 ) -> BoundedResult:
     """Bound a ``resources/read`` result (its ``contents``) by the same rules.
 
@@ -214,7 +225,8 @@ def bound_read_resource_result_dict(
     if not isinstance(contents, list):
         return BoundedResult(result, False, ())
     tool = resource_tool_name(uri)
-    work = _start(policy, tool, call_id, media_threshold, wire_budget, result, "resources/read")
+    work = _start(policy, tool, call_id, media_threshold, wire_budget, result, "resources/read",
+                   upstream_reads)
     if work is None:
         return BoundedResult(result, False, ())
     entries: list[Any] = list(contents)
@@ -242,6 +254,7 @@ def bound_get_prompt_result_dict(
     call_id: str | None = None,
     media_threshold: int | Default | None = DEFAULT,
     wire_budget: int | None = None,
+    upstream_reads: bool = False,
 ) -> BoundedResult:
     """Bound a ``prompts/get`` result: its messages' content blocks as one result's
     blocks, under the policy of the tool named :func:`prompt_tool_name` of ``name``.
@@ -253,7 +266,8 @@ def bound_get_prompt_result_dict(
     if not isinstance(messages, list):
         return BoundedResult(result, False, ())
     tool = prompt_tool_name(name)
-    work = _start(policy, tool, call_id, media_threshold, wire_budget, result, "prompts/get")
+    work = _start(policy, tool, call_id, media_threshold, wire_budget, result, "prompts/get",
+                   upstream_reads)
     if work is None:
         return BoundedResult(result, False, ())
     blocks: list[Any] = []

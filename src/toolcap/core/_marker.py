@@ -17,17 +17,19 @@ Users and scripts match on it, so it is one documented template. Placeholders:
 from __future__ import annotations
 
 import functools
+import re
 import string
 from dataclasses import dataclass
 
 from ._errors import ConfigError
-from ._refs import REFERENCE_LENGTH
-from ._sizes import human_size
+from ._refs import MAX_REFERENCE_LENGTH, REFERENCE_LENGTH
+from ._sizes import human_size, parse_size
 
 __all__ = [
     "DEFAULT_MARKER",
     "MAX_MARKER_BYTES",
     "Marker",
+    "Rendered",
 ]
 
 DEFAULT_MARKER = (
@@ -44,6 +46,24 @@ _FIELDS = frozenset(_ORDER)
 # The widest value human_size gives below 1024 GB: reserving room for it makes the
 # cut independent of the sizes it reports, so a stream can be cut before its end.
 _WIDEST_SIZE = "1023.9 KB"
+_WHERE = "; full output: "
+# What each placeholder's value looks like, to read a rendering back (bounded: no
+# backtracking to speak of, whatever text it is searched in).
+_SIZE = r"\d{1,4}(?:\.\d)? [KMG]?B"
+_REFERENCE = f"[^\\s\\]\\[;]{{1,{MAX_REFERENCE_LENGTH}}}"
+_VALUES = {"original": _SIZE, "kept": _SIZE, "dropped": _SIZE,
+           "where": f"(?:{re.escape(_WHERE)}{_REFERENCE})?", "reference": f"(?:{_REFERENCE})?"}
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """One rendering of a marker found in a text: where, and what it says."""
+
+    start: int
+    end: int
+    original: str | None  # the sizes as human_size printed them (None: not in the template)
+    kept: str | None
+    reference: str | None
 
 
 @dataclass(frozen=True)
@@ -104,6 +124,51 @@ class Marker:
         dropped = human_size(max(0, original - kept)) if self._shows_dropped else ""
         return self._format(human_size(original), human_size(kept), dropped, reference)
 
+    def find(self, text: str) -> list[Rendered]:
+        """Every rendering of this marker in ``text``, in order ([] for a template
+        whose renderings cannot be read back: one with a conversion such as ``!r``)."""
+        finder = self._finder
+        if finder is None:
+            return []
+        found = []
+        for match in finder.finditer(text):
+            values = match.groupdict()
+            where = values.get("where")
+            reference = values.get("reference") or (where[len(_WHERE):] if where else None)
+            found.append(Rendered(match.start(), match.end(), values.get("original"),
+                                  values.get("kept"), reference or None))
+        return found
+
+    def restate(self, seen: Rendered, original: str) -> str:
+        """The rendering ``seen`` saying ``original`` (as :func:`human_size` prints a
+        size) for the original's size; what it kept and its reference unchanged."""
+        kept = seen.kept or ""
+        dropped = ""
+        if self._shows_dropped:
+            dropped = human_size(max(0, parse_size(original) - parse_size(kept or "0")))
+        return self._format(original, kept, dropped, seen.reference)
+
+    @functools.cached_property
+    def _finder(self) -> re.Pattern[str] | None:
+        try:
+            parsed = list(string.Formatter().parse(self.template))
+        except ValueError:
+            return None
+        pieces: list[str] = []
+        named: set[str] = set()
+        for literal, name, _, conversion in parsed:
+            pieces.append(re.escape(literal))
+            if name is None:
+                continue
+            if conversion or name not in _FIELDS:
+                return None
+            # A placeholder used twice says the same thing twice.
+            pieces.append(f"(?P={name})" if name in named else f"(?P<{name}>{_VALUES[name]})")
+            named.add(name)
+        if not named:
+            return None  # a marker with no placeholder says nothing to read back
+        return re.compile("".join(pieces))
+
     @functools.cached_property
     def _shows_dropped(self) -> bool:
         return any(name == "dropped" for _, name, _, _ in string.Formatter().parse(self.template))
@@ -138,7 +203,7 @@ class Marker:
         return "".join(out)
 
     def _format(self, original: str, kept: str, dropped: str, reference: str | None) -> str:
-        where = f"; full output: {reference}" if reference else ""
+        where = f"{_WHERE}{reference}" if reference else ""
         positional = self._positional
         if positional is not None:
             return positional.format(original, kept, dropped, where, reference or "")

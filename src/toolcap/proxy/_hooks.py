@@ -92,6 +92,7 @@ class ProxyHooks:
             call_id=None if call_id is None else str(call_id),
             wire_budget=self.wire_budget,
             output_schema=self.output_schemas.get(tool),
+            upstream_reads=self.upstream_reader is not None,
         )
         return bounded.result if bounded.changed else None
 
@@ -104,6 +105,7 @@ class ProxyHooks:
             uri=uri,
             call_id=None if call_id is None else str(call_id),
             wire_budget=self.wire_budget,
+            upstream_reads=self.upstream_reader is not None,
         )
         return bounded.result if bounded.changed else None
 
@@ -116,6 +118,7 @@ class ProxyHooks:
             name=name,
             call_id=None if call_id is None else str(call_id),
             wire_budget=self.wire_budget,
+            upstream_reads=self.upstream_reader is not None,
         )
         return bounded.result if bounded.changed else None
 
