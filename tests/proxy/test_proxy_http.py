@@ -14,6 +14,7 @@ import pytest
 from anyio.from_thread import BlockingPortal
 
 from proxy.proxy_helpers import BIGSERVER, REF, Client, base_env, proxy_argv, text_of, write_config
+from proxy.serve_helpers import HttpClient, Listener
 
 
 def free_port() -> int:
@@ -97,3 +98,32 @@ def test_progress_from_an_http_upstream_reaches_the_client(client: Client) -> No
 def test_sampling_requests_from_an_http_upstream_reach_the_client(client: Client) -> None:
     assert text_of(client.call("sample", {"prompt": "over http?"})) == ["sampled: forty-two"]
     assert client.sampled[-1] == "over http?"
+
+
+def test_a_listening_proxy_relays_each_session_to_the_http_upstream(
+    portal: BlockingPortal, http_url: str, artifacts: Path, tmp_path: Path
+) -> None:
+    config = write_config(tmp_path / "toolcap.toml", '[tools."*"]\nsize_threshold = "32KB"\n')
+    args = ["--listen", "127.0.0.1:0", "--url", http_url, "--header", "X-Test-Token: s-1"]
+    with Listener(args, base_env(artifacts, config), tmp_path / "stderr.log") as listener, \
+            HttpClient(portal, listener.url) as first, HttpClient(portal, listener.url) as second:
+        (text,) = text_of(first.call("big_text", {"size": 3_000_000}))
+        assert len(text.encode()) <= 32 * 1024
+        (ref,) = REF.findall(text)
+        back = second.call("read_artifact", {"ref": ref, "offset": 0, "length": 20})
+        assert text_of(back)[0] == "line 0000000 the qui"
+        assert text_of(second.call("header", {"name": "x-test-token"})) == ["s-1"]
+        assert text_of(first.call("small", {"text": "one"})) == ["one"]
+        assert text_of(second.call("small", {"text": "two"})) == ["two"]
+
+
+def test_a_stateless_client_reaches_the_http_upstream_through_a_listening_proxy(
+    portal: BlockingPortal, http_url: str, artifacts: Path, tmp_path: Path
+) -> None:
+    config = write_config(tmp_path / "toolcap.toml", '[tools."*"]\nsize_threshold = "32KB"\n')
+    args = ["--listen", "127.0.0.1:0", "--url", http_url]
+    with Listener(args, base_env(artifacts, config), tmp_path / "stderr.log") as listener, \
+            HttpClient(portal, listener.url, stateless=True) as client:
+        (text,) = text_of(client.call("big_text", {"size": 100_000}))
+        assert len(text.encode()) <= 32 * 1024
+        assert text_of(client.call("small", {"text": "hi"})) == ["hi"]

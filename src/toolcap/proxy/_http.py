@@ -1,14 +1,11 @@
 """An upstream MCP server reached over Streamable HTTP (``toolcap proxy --url``).
 
-A lean client of the transport on ``httpx2`` (the ``mcp`` extra brings it), on an
-event loop of its own thread: each client message is POSTed as it came, and each
-answer (a JSON body, or SSE events) reaches the relay as the bytes the server
-sent, read like a stdio server's line: no message object is built, so memory
-follows the largest message. It keeps the session id and negotiated revision,
-opens the GET stream, resumes a cut stream with ``Last-Event-ID`` and ends the
-session with DELETE. A failed exchange is explained by ``_http_errors``: one line
-on stderr and a JSON-RPC error for each request it carried, naming the URL.
-"""
+A lean client of the transport, on an event loop of its own thread (over
+``_rawhttp``; ``httpx2`` through an HTTP proxy): each message is POSTed as it came,
+and each answer (JSON or SSE events) reaches the relay as the bytes sent, read like
+a stdio line, so memory follows the largest message. Session id, revision, GET
+stream, ``Last-Event-ID`` resumption and DELETE as the transport wants; a failed
+exchange is one stderr line and an error per request, naming the URL."""
 
 from __future__ import annotations
 
@@ -20,13 +17,15 @@ import logging
 import threading
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 from ._contracts import OnLine, OnLongLine, dumps, print_error
 from ._http_errors import describe_transport_error, explain_refusal
 from ._io import WriterClosed
 from ._long import answered_ids
+from ._rawhttp import RawClient, drain, send_request, usable_for
 from ._relay import PROXY_ERROR
-from ._revision import request_revision, wants_result_type
+from ._revision import negotiated_revision, revision_headers, wants_result_type
 from ._sse import SseReader
 
 __all__ = ["DEFAULT_TIMEOUT", "HttpUpstream"]
@@ -50,19 +49,22 @@ log = logging.getLogger("toolcap.proxy")
 class HttpUpstream:
     """The relay's upstream: one MCP session with the server at ``url``."""
 
-    def __init__(
-        self, url: str, headers: dict[str, str], timeout: float | None = None
-    ) -> None:
+    #: ``send`` hands the line to the client's event loop and returns at once.
+    sends_without_blocking = True
+    #: How its end reads in a message.
+    ended = "closed the connection"
+
+    def __init__(self, url: str, headers: dict[str, str], timeout: float | None = None) -> None:
         self.url = url
         self.headers = headers
-        self._timeouts = (
-            (DEFAULT_TIMEOUT, DEFAULT_READ_TIMEOUT) if timeout is None else (timeout, timeout)
-        )
+        self._timeouts = (DEFAULT_TIMEOUT, DEFAULT_READ_TIMEOUT) if timeout is None else (
+            timeout, timeout)
         self._last_report: str | None = None
         self._session_id: str | None = None
         self._version: str | None = None  # the revision initialize negotiated
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
+        self._starting = threading.Lock()
         self._outbox: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._tasks: set[asyncio.Task[None]] = set()
         # Requests in flight on a revision that cancels by closing the stream (2026-07-28).
@@ -75,11 +77,6 @@ class HttpUpstream:
     @property
     def returncode(self) -> int | None:  # there is no process
         return None
-
-    @property
-    def ended(self) -> str:
-        """How its end reads in a message."""
-        return "closed the connection"
 
     def describe(self) -> str:
         return self.url
@@ -96,11 +93,14 @@ class HttpUpstream:
         import httpx2
 
         connect, read = self._timeouts
-        self._client = httpx2.AsyncClient(
-            headers=self.headers, timeout=httpx2.Timeout(connect, read=read)
-        )
+        if usable_for(self.url, self.headers):
+            self._client = RawClient(self.url, self.headers, connect, read)
+        else:  # an HTTP proxy from the environment, say: httpx2 knows how to use it
+            self._client = httpx2.AsyncClient(
+                headers=self.headers, timeout=httpx2.Timeout(connect, read=read)
+            )
         self._on_line = on_line
-        loop = self._loop = asyncio.new_event_loop()
+        loop = asyncio.new_event_loop()
 
         def serve() -> None:
             try:
@@ -113,14 +113,21 @@ class HttpUpstream:
                     on_closed()
 
         self._thread = threading.Thread(target=serve, name="toolcap-http-upstream", daemon=True)
-        self._thread.start()
+        with self._starting:
+            self._loop = loop
+            self._thread.start()
 
     def send(self, line: bytes) -> None:
         """Send one message line. Raises WriterClosed if the session has been stopped."""
-        if self._closed or self._loop is None:
+        if self._closed:
             raise WriterClosed
+        with self._starting:
+            loop = self._loop
+            if loop is None:  # before run(): it is sent once the loop runs
+                self._outbox.put_nowait(line)
+                return
         try:
-            self._loop.call_soon_threadsafe(self._outbox.put_nowait, line)
+            loop.call_soon_threadsafe(self._outbox.put_nowait, line)
         except RuntimeError as exc:  # the loop has ended
             raise WriterClosed from exc
 
@@ -147,10 +154,9 @@ class HttpUpstream:
             await asyncio.gather(*self._tasks, return_exceptions=True)
             if self._session_id is not None:
                 with contextlib.suppress(Exception):
-                    await asyncio.wait_for(
-                        self._client.delete(self.url, headers=self._headers(None)),
-                        self._grace,
-                    )
+                    response = await asyncio.wait_for(
+                        self._open("DELETE", self._headers()), self._grace)
+                    await response.aclose()
             await self._client.aclose()
 
     async def _write_all(self) -> None:
@@ -165,31 +171,34 @@ class HttpUpstream:
             ids = [m["id"] for m in requests]
             first = items[0] if items and isinstance(items[0], dict) else {}
             params = first.get("params")
-            version = request_revision(params)
+            routing = revision_headers(first) if len(items) == 1 else {}
             if first.get("method") == "notifications/cancelled" and self._cancelled(params):
                 continue
             if any(m.get("method") == "initialize" for m in requests):
                 # In order: every later message needs the session it opens.
                 self._version = None
-                await self._exchange(line, ids, version, initialize=True)
+                await self._exchange(line, ids, routing, initialize=True)
             elif ids:
-                task = asyncio.get_running_loop().create_task(self._exchange(line, ids, version))
+                task = asyncio.get_running_loop().create_task(self._exchange(line, ids, routing))
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
-                if len(ids) == 1 and wants_result_type(params) and _hashable(ids[0]):
+                if len(ids) == 1 and wants_result_type(params) and isinstance(ids[0], (str, int)):
                     self._cancel_by_close[ids[0]] = task
                     task.add_done_callback(functools.partial(self._forget, ids[0]))
             else:
                 # Notifications and responses go in order, as the client sent them.
-                await self._exchange(line, [], version)
+                await self._exchange(line, [], routing)
                 if first.get("method") == "notifications/initialized":
-                    self._spawn(self._listen())
+                    listening = asyncio.get_running_loop().create_task(self._listen())
+                    self._tasks.add(listening)
+                    listening.add_done_callback(self._tasks.discard)
 
     def _cancelled(self, params: Any) -> bool:
         """Whether a cancellation was done by closing its request's stream, as 2026-07-28
         does (that revision sends no notifications over HTTP); else it is sent on."""
         request_id = params.get("requestId") if isinstance(params, dict) else None
-        task = self._cancel_by_close.pop(request_id, None) if _hashable(request_id) else None
+        key = request_id if isinstance(request_id, (str, int)) else None
+        task = self._cancel_by_close.pop(key, None)
         if task is None:
             return False
         task.cancel()
@@ -199,37 +208,34 @@ class HttpUpstream:
         if self._cancel_by_close.get(request_id) is task:
             del self._cancel_by_close[request_id]
 
-    def _spawn(self, coroutine: Any) -> None:
-        task = asyncio.get_running_loop().create_task(coroutine)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    def _headers(self, version: str | None, *, stream_only: bool = False) -> dict[str, str]:
+    def _headers(
+        self, routing: dict[str, str] | None = None, *, stream_only: bool = False
+    ) -> dict[str, str]:
+        """The headers of a request: the session's, and ``routing`` (those a request of
+        a revision that names itself carries, :func:`revision_headers`)."""
         headers = {"accept": "text/event-stream"} if stream_only else {
             "accept": "application/json, text/event-stream", "content-type": "application/json"}
         if self._session_id is not None:
             headers[_SESSION] = self._session_id
-        version = version or self._version
-        if version is not None and _header_safe(version):
-            headers[_VERSION] = version
+        if self._version is not None:
+            headers[_VERSION] = self._version
+        headers.update(routing or {})
+        if not _header_safe(headers.get(_VERSION, "")):
+            headers.pop(_VERSION, None)  # a revision no header can carry: the server judges
         return headers
 
     async def _exchange(
-        self, line: bytes, ids: list[Any], version: str | None, *, initialize: bool = False
+        self, line: bytes, ids: list[Any], routing: dict[str, str], *, initialize: bool = False
     ) -> None:
         """POST one message; deliver its answers, or an error for each request it carried."""
         import httpx2
 
         waiting = list(ids)
         in_session = self._session_id is not None
-        request = self._client.build_request(
-            "POST", self.url, content=line, headers=self._headers(version)
-        )
         try:
-            response = await self._client.send(request, stream=True)
+            response = await self._open("POST", self._headers(routing), line)
         except httpx2.TransportError as exc:
-            self._fail(waiting, describe_transport_error(
-                self.url, request.url.host, exc, *self._timeouts))
+            self._fail(waiting, self._why(exc))
             return
         try:
             status = response.status_code
@@ -266,8 +272,7 @@ class HttpUpstream:
                 self._fail(waiting, f"{self.url} answered with {kind or 'no content type'!r}, "
                                     "neither JSON nor an event stream")
         except httpx2.HTTPError as exc:
-            self._fail(waiting, describe_transport_error(
-                self.url, request.url.host, exc, *self._timeouts))
+            self._fail(waiting, self._why(exc))
         finally:
             await response.aclose()
 
@@ -298,7 +303,7 @@ class HttpUpstream:
                 # The server ends the stream after the answer: read to that end, so
                 # that the connection is kept for the next request, but not for long.
                 with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(_drain(chunks), _DRAIN_SECONDS)
+                    await asyncio.wait_for(drain(chunks), _DRAIN_SECONDS)
                 break
         return reader
 
@@ -310,12 +315,15 @@ class HttpUpstream:
         retry_ms = reader.retry_ms
         for _ in range(_RESUME_ATTEMPTS if last_id is not None else 0):
             await asyncio.sleep((retry_ms if retry_ms is not None else _DEFAULT_RETRY_MS) / 1000)
-            headers = {**self._headers(None, stream_only=True), "last-event-id": str(last_id)}
+            headers = {**self._headers(stream_only=True), "last-event-id": str(last_id)}
             try:
-                async with self._client.stream("GET", self.url, headers=headers) as response:
+                response = await self._open("GET", headers)
+                try:
                     if response.status_code >= 300:
                         break
                     again = await self._read_events(response, waiting, initialize)
+                finally:
+                    await response.aclose()
             except httpx2.HTTPError:
                 continue
             if not waiting:
@@ -332,19 +340,19 @@ class HttpUpstream:
         retry_ms: int | None = None
         failures = 0
         while failures < _RESUME_ATTEMPTS:
-            headers = self._headers(None, stream_only=True)
+            headers = self._headers(stream_only=True)
             if last_id is not None:
                 headers["last-event-id"] = last_id
             try:
                 # An idle session may send nothing for hours: no read timeout here.
-                timeout = httpx2.Timeout(self._timeouts[0], read=None)
-                async with self._client.stream(
-                    "GET", self.url, headers=headers, timeout=timeout
-                ) as response:
+                response = await self._open("GET", headers, idle=True)
+                try:
                     kind = response.headers.get("content-type", "").lower()
                     if response.status_code != 200 or not kind.startswith("text/event-stream"):
                         return  # the server offers no such stream (405), or not now
                     reader = await self._read_events(response, [], False, until_answered=False)
+                finally:
+                    await response.aclose()
                 last_id = reader.last_id or last_id
                 retry_ms = reader.retry_ms if reader.retry_ms is not None else retry_ms
                 failures = 0
@@ -353,24 +361,27 @@ class HttpUpstream:
                 failures += 1
             await asyncio.sleep((retry_ms if retry_ms is not None else _DEFAULT_RETRY_MS) / 1000)
 
+    async def _open(
+        self, method: str, headers: dict[str, str], body: bytes = b"", *, idle: bool = False
+    ) -> Any:
+        """Send a request; its response, whose body is read as it is iterated. ``idle``:
+        the answer may be long in coming (the GET stream), with no read timeout."""
+        return await send_request(self._client, self.url, method, headers, body,
+                                  None if idle else self._timeouts[1])
+
+    def _why(self, exc: Exception) -> str:
+        """One line for an exchange that failed without an HTTP answer."""
+        return describe_transport_error(self.url, urlsplit(self.url).hostname or "", exc,
+                                        *self._timeouts)
+
     # -- delivering -------------------------------------------------------------
 
     def _deliver(self, holder: list[bytes], initialize: bool) -> None:
-        """Pass one message (the only item of ``holder``) to the relay."""
+        """Pass one message (the only item of ``holder``) to the relay; of the answer to
+        initialize, keep the revision chosen, for the header of every later request."""
         if initialize:
-            self._note_version(holder[0])
+            self._version = negotiated_revision(holder[0]) or self._version
         self._on_line(holder)
-
-    def _note_version(self, data: bytes) -> None:
-        """Keep the revision the server chose, for the header of every later request."""
-        try:
-            message = json.loads(data)
-        except (ValueError, RecursionError):
-            return
-        result = message.get("result") if isinstance(message, dict) else None
-        version = result.get("protocolVersion") if isinstance(result, dict) else None
-        if isinstance(version, str):
-            self._version = version
 
     def _fail(self, ids: list[Any], text: str) -> None:
         """Say ``text`` on stderr (once while it lasts) and answer each request with it."""
@@ -387,14 +398,5 @@ class HttpUpstream:
         self._last_report = text
 
 
-async def _drain(chunks: Any) -> None:
-    async for _ in chunks:
-        pass
-
-
 def _header_safe(value: str) -> bool:
-    return value.isascii() and value.isprintable() and len(value) < 64
-
-
-def _hashable(value: Any) -> bool:
-    return isinstance(value, (str, int))
+    return value.isascii() and value.isprintable() and 0 < len(value) < 64

@@ -126,12 +126,15 @@ class Relay:
 
     # -- client -> upstream ------------------------------------------------
 
+    def from_client(self, line: bytes) -> None:
+        """Take one client message line, on the caller's thread (no reading thread)."""
+        if line and not line.isspace():
+            guarded(self._from_client)(line)
+
     def _client_loop(self) -> None:
-        from_client = guarded(self._from_client)
         try:
             while (line := self._client_in.readline()) is not None:
-                if line and not line.isspace():
-                    from_client(line)
+                self.from_client(line)
         finally:
             self._end("client")
 

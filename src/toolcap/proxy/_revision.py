@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import base64
+import json
 from typing import Any
 
 __all__ = [
-    "empty_tools_list", "for_revision", "request_revision", "text_result", "wants_result_type",
+    "empty_tools_list", "for_revision", "negotiated_revision", "request_revision",
+    "revision_headers", "text_result", "wants_result_type",
 ]
 
 # The request ``_meta`` key by which revisions from 2026-07-28 on name themselves on
 # every request; the revisions negotiated by ``initialize`` never send it.
 _PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 _HANDSHAKE_REVISIONS = frozenset({"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"})
+# The parameter a request names its subject by, mirrored in the Mcp-Name header.
+_NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
 
 def request_revision(params: Any) -> str | None:
@@ -19,6 +24,38 @@ def request_revision(params: Any) -> str | None:
     meta = params.get("_meta") if isinstance(params, dict) else None
     version = meta.get(_PROTOCOL_VERSION_KEY) if isinstance(meta, dict) else None
     return version if isinstance(version, str) else None
+
+
+def negotiated_revision(answer: bytes) -> str | None:
+    """The ``protocolVersion`` an ``initialize`` answer (a JSON-RPC message) names, if any."""
+    try:
+        message = json.loads(answer)
+    except (ValueError, RecursionError):
+        return None
+    result = message.get("result") if isinstance(message, dict) else None
+    version = result.get("protocolVersion") if isinstance(result, dict) else None
+    return version if isinstance(version, str) else None
+
+
+def revision_headers(message: Any) -> dict[str, str]:
+    """The HTTP headers a request of a revision that names itself (2026-07-28 on) carries
+    beside its body: the revision, the method and, for a call, a get or a read, its name."""
+    params = message.get("params") if isinstance(message, dict) else None
+    version, method = request_revision(params), message.get("method") if params else None
+    if version is None or not isinstance(method, str) or not _visible(method):
+        return {}
+    headers = {"mcp-protocol-version": version, "mcp-method": method}
+    name = params.get(_NAMED_BY.get(method, "")) if isinstance(params, dict) else None
+    if isinstance(name, str):
+        # What a header cannot carry as it is goes base64 inside =?base64?…?=.
+        plain = _visible(name) and name == name.strip() and not name.startswith("=?base64?")
+        headers["mcp-name"] = name if plain else (
+            f"=?base64?{base64.b64encode(name.encode('utf-8', 'surrogatepass')).decode()}?=")
+    return headers
+
+
+def _visible(text: str) -> bool:
+    return text.isascii() and text.isprintable()
 
 
 def wants_result_type(params: Any) -> bool:

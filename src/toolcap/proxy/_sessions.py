@@ -99,7 +99,12 @@ class RelaySession:
         """Hand one client message to the relay; False if the session has ended."""
         if self._closed or self._relay_done.is_set():
             return False
-        self._reader.lines.put(line)
+        if getattr(self.upstream, "sends_without_blocking", False):
+            # Nothing on the way to such an upstream waits: the relay takes the
+            # message here, without the hop to its reading thread.
+            self._relay.from_client(line)
+        else:
+            self._reader.lines.put(line)
         return True
 
     def close(self) -> None:

@@ -1,0 +1,332 @@
+"""A small HTTP/1.1 client on asyncio streams, for the proxy's exchanges with a ``--url`` server.
+
+The proxy's upstream exchanges are few kinds of requests to one origin: a POST
+with a JSON body, a GET for an event stream, a DELETE. This client makes them
+with keep-alive connections of its own and nothing else between the socket and
+the relay, which costs a fraction of a general client's time per request (a
+small call's exchange is most of the proxy's own time). It answers to the part
+of ``httpx2``'s interface the upstream uses, and raises ``httpx2``'s exceptions
+(their causes the socket's), so failures read the same; the upstream takes
+``httpx2`` itself where this one does not apply (an HTTP proxy from the
+environment).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ssl
+import sys
+import zlib
+from collections.abc import AsyncIterator, Awaitable
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+__all__ = ["RawClient", "drain", "send_request", "usable_for"]
+
+T = TypeVar("T")
+
+_CHUNK = 1 << 16
+_MAX_HEAD = 1 << 20  # status line and headers of one response
+_IDLE_KEEP = 8  # idle connections kept open for the next requests
+
+
+def usable_for(url: str, headers: dict[str, str]) -> bool:
+    """Whether this client can reach ``url``: http(s), no HTTP proxy configured for it,
+    and header names and values that cannot break the request apart."""
+    import urllib.request
+
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return False
+    proxies = urllib.request.getproxies()
+    if (proxies.get(parts.scheme) or proxies.get("all")) and not urllib.request.proxy_bypass(
+        parts.hostname
+    ):
+        return False
+    return all(_clean(name) and _clean(value) for name, value in headers.items())
+
+
+async def send_request(client: Any, url: str, method: str, headers: dict[str, str],
+                       body: bytes, read_timeout: float | None) -> Any:
+    """Send a request with a :class:`RawClient` or an ``httpx2.AsyncClient``; its
+    response, read as it is iterated (``read_timeout`` None: wait for ever)."""
+    if isinstance(client, RawClient):
+        return await client.request(method, headers, body, read_timeout)
+    import httpx2
+
+    timeout = client.timeout if read_timeout is not None else httpx2.Timeout(
+        client.timeout.connect, read=None)
+    request = client.build_request(method, url, content=body or None, headers=headers,
+                                   timeout=timeout)
+    return await client.send(request, stream=True)
+
+
+async def drain(chunks: AsyncIterator[bytes]) -> None:
+    """Read a body to its end (so that its connection can serve the next request)."""
+    async for _ in chunks:
+        pass
+
+
+def _clean(text: str) -> bool:
+    return text.isascii() and "\r" not in text and "\n" not in text and "\0" not in text
+
+
+class _Headers:
+    """Response headers, read case-insensitively (the last of a repeated one wins)."""
+
+    def __init__(self, pairs: dict[str, str]) -> None:
+        self._pairs = pairs
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self._pairs.get(name.lower(), default)
+
+
+class _Url:
+    def __init__(self, host: str) -> None:
+        self.host = host
+
+
+class _Request:
+    def __init__(self, method: str, host: str) -> None:
+        self.method = method
+        self.url = _Url(host)
+
+
+class RawResponse:
+    """One response: status, headers, and the body read as it is iterated."""
+
+    def __init__(self, client: RawClient, conn: _Conn, request: _Request, status: int,
+                 headers: _Headers, length: int | None, chunked: bool) -> None:
+        self._client = client
+        self._conn: _Conn | None = conn
+        self.request = request
+        self.status_code = status
+        self.headers = headers
+        self._length = length
+        self._chunked = chunked
+        self._done = False
+
+    async def aiter_bytes(self) -> AsyncIterator[bytes]:
+        """The body, decoded from gzip or deflate if it was sent so."""
+        encoding = (self.headers.get("content-encoding") or "").strip().lower()
+        inflate = (zlib.decompressobj(16 + zlib.MAX_WBITS) if encoding == "gzip" else
+                   zlib.decompressobj() if encoding == "deflate" else None)
+        async for chunk in self._raw():
+            piece = inflate.decompress(chunk) if inflate is not None else chunk
+            if piece:
+                yield piece
+        if inflate is not None and (rest := inflate.flush()):
+            yield rest
+
+    async def _raw(self) -> AsyncIterator[bytes]:
+        conn = self._conn
+        if conn is None or self._done:
+            return
+        read = self._client.read_timeout
+        if self._chunked:
+            while True:
+                size_line = await _timed(conn.reader.readline(), read)
+                if not size_line.endswith(b"\n"):
+                    raise _protocol("the connection ended inside a chunked body")
+                try:
+                    size = int(size_line.split(b";", 1)[0].strip(), 16)
+                except ValueError:
+                    raise _protocol("a malformed chunk size") from None
+                if size == 0:
+                    while (await _timed(conn.reader.readline(), read)).strip():
+                        pass  # trailers
+                    break
+                left = size
+                while left:
+                    data = await _timed(conn.reader.read(min(left, _CHUNK)), read)
+                    if not data:
+                        raise _protocol("the connection ended inside a chunk")
+                    left -= len(data)
+                    yield data
+                await _timed(conn.reader.readexactly(2), read)
+        elif self._length is not None:
+            left = self._length
+            while left:
+                data = await _timed(conn.reader.read(min(left, _CHUNK)), read)
+                if not data:
+                    raise _protocol("the connection ended before the whole body")
+                left -= len(data)
+                yield data
+        else:
+            while data := await _timed(conn.reader.read(_CHUNK), read):
+                yield data
+            conn.reusable = False
+        self._done = True
+
+    async def aclose(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            self._client.release(conn, reusable=self._done and conn.reusable)
+
+
+class _Conn:
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.reusable = True
+
+    def stale(self) -> bool:
+        return self.reader.at_eof() or self.writer.is_closing()
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.writer.close()
+
+
+class RawClient:
+    """Requests to one origin over keep-alive HTTP/1.1 connections."""
+
+    def __init__(self, url: str, headers: dict[str, str], connect_timeout: float,
+                 read_timeout: float) -> None:
+        parts = urlsplit(url)
+        self._tls = parts.scheme == "https"
+        self._host = parts.hostname or ""
+        self._port = parts.port or (443 if self._tls else 80)
+        default_port = parts.port is None or parts.port == (443 if self._tls else 80)
+        shown = f"[{self._host}]" if ":" in self._host else self._host
+        self._authority = shown if default_port else f"{shown}:{self._port}"
+        self._target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        self._headers = {name.lower(): value for name, value in headers.items()}
+        self.connect_timeout = connect_timeout
+        self.read_timeout = read_timeout
+        self._idle: list[_Conn] = []
+        self._context: ssl.SSLContext | None = None
+
+    async def request(self, method: str, headers: dict[str, str], body: bytes = b"",
+                      read_timeout: float | None = -1.0) -> RawResponse:
+        """Send a request; the response once its head has arrived (its body is read
+        by iterating it). A connection found closed by the server is replaced once."""
+        merged = {**self._headers, **headers}
+        if not all(_clean(name) and _clean(value) for name, value in merged.items()):
+            import httpx2
+
+            raise httpx2.LocalProtocolError("a header with a line break or a non-ASCII byte")
+        head = [f"{method} {self._target} HTTP/1.1", f"host: {self._authority}",
+                "accept-encoding: identity"]
+        head += [f"{name}: {value}" for name, value in merged.items()
+                 if name not in ("host", "content-length", "accept-encoding")]
+        if body or method == "POST":
+            head.append(f"content-length: {len(body)}")
+        data = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
+        timeout = self.read_timeout if read_timeout == -1.0 else read_timeout
+        for attempt in (0, 1):
+            conn, reused = await self._connection()
+            try:
+                conn.writer.write(data)
+                response = await self._response(conn, method, timeout)
+            except Exception as exc:
+                conn.close()
+                if reused and attempt == 0 and isinstance(exc, _EndedBeforeAnswer):
+                    continue  # the server had closed the idle connection: a fresh one
+                if isinstance(exc, _EndedBeforeAnswer):
+                    raise _protocol("the server closed the connection without an answer") from exc
+                raise
+            return response
+        raise AssertionError("unreachable")
+
+    async def _connection(self) -> tuple[_Conn, bool]:
+        while self._idle:
+            conn = self._idle.pop()
+            if not conn.stale():
+                return conn, True
+            conn.close()
+        import httpx2
+
+        context = None
+        if self._tls:
+            if self._context is None:
+                self._context = ssl.create_default_context()
+            context = self._context
+        try:
+            reader, writer = await _timed(asyncio.open_connection(
+                self._host, self._port, ssl=context, limit=_MAX_HEAD,
+                server_hostname=self._host if context else None), self.connect_timeout,
+                connect=True)
+        except httpx2.TimeoutException:
+            raise
+        except OSError as exc:
+            raise httpx2.ConnectError(str(exc) or type(exc).__name__) from exc
+        return _Conn(reader, writer), False
+
+    async def _response(self, conn: _Conn, method: str, timeout: float | None) -> RawResponse:
+
+        try:
+            await conn.writer.drain()
+            head = await _timed(conn.reader.readuntil(b"\r\n\r\n"), timeout)
+        except asyncio.IncompleteReadError as exc:
+            if not exc.partial:
+                raise _EndedBeforeAnswer from exc
+            raise _protocol("the connection ended inside a response's head") from exc
+        except asyncio.LimitOverrunError as exc:
+            raise _protocol("a response's head is over 1 MB") from exc
+        except ConnectionError as exc:  # reset or broken before any answer
+            raise _EndedBeforeAnswer from exc
+        lines = head.decode("latin-1").split("\r\n")
+        status_line = lines[0].split(" ", 2)
+        if len(status_line) < 2 or not status_line[0].startswith("HTTP/1."):
+            raise _protocol(f"not an HTTP/1.1 response: {lines[0][:80]!r}")
+        try:
+            status = int(status_line[1])
+        except ValueError:
+            raise _protocol(f"a malformed status line: {lines[0][:80]!r}") from None
+        pairs: dict[str, str] = {}
+        for line in lines[1:]:
+            name, sep, value = line.partition(":")
+            if sep:
+                pairs[name.strip().lower()] = value.strip()
+        if status_line[0] == "HTTP/1.0" or "close" in pairs.get("connection", "").lower():
+            conn.reusable = False
+        chunked = "chunked" in pairs.get("transfer-encoding", "").lower()
+        length: int | None = None
+        if method == "HEAD" or status in (204, 304) or 100 <= status < 200:
+            length = 0
+        elif not chunked and "content-length" in pairs:
+            try:
+                length = int(pairs["content-length"])
+            except ValueError:
+                raise _protocol("a malformed Content-Length") from None
+        return RawResponse(self, conn, _Request(method, self._host), status, _Headers(pairs),
+                           length, chunked)
+
+    def release(self, conn: _Conn, *, reusable: bool) -> None:
+        if reusable and not conn.stale() and len(self._idle) < _IDLE_KEEP:
+            self._idle.append(conn)
+        else:
+            conn.close()
+
+    async def aclose(self) -> None:
+        for conn in self._idle:
+            conn.close()
+        self._idle.clear()
+
+
+class _EndedBeforeAnswer(Exception):
+    """The connection ended before the first byte of a response."""
+
+
+def _protocol(text: str) -> Exception:
+    import httpx2
+
+    return httpx2.RemoteProtocolError(text)
+
+
+async def _timed(awaitable: Awaitable[T], seconds: float | None, *, connect: bool = False) -> T:
+    """``awaitable``, failing with httpx2's timeout after ``seconds`` (None: never)."""
+    import httpx2
+
+    if seconds is None:
+        return await awaitable
+    try:
+        if sys.version_info >= (3, 11):
+            async with asyncio.timeout(seconds):
+                return await awaitable
+        return await asyncio.wait_for(awaitable, seconds)
+    except (TimeoutError, asyncio.TimeoutError):
+        raise (httpx2.ConnectTimeout if connect else httpx2.ReadTimeout)(
+            f"no answer within {seconds:g} s") from None

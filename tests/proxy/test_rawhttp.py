@@ -1,0 +1,199 @@
+"""The proxy's own HTTP/1.1 client against real loopback servers that answer in every
+way HTTP allows (length, chunks, until close, gzip), reuse or drop connections, or
+answer with something that is not HTTP: each body whole, each failure httpx2's kind."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import http.server
+import socket
+import threading
+from collections.abc import Iterator
+from typing import ClassVar
+
+import pytest
+
+httpx2 = pytest.importorskip("httpx2")
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from toolcap.proxy._rawhttp import RawClient, usable_for  # noqa: E402
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    """POST /length, /chunked, /close, /gzip echo the body back as they are named."""
+
+    protocol_version = "HTTP/1.1"
+    connections: ClassVar[set[int]] = set()
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("content-length") or 0))
+        type(self).connections.add(id(self.connection))
+        kind = self.path.strip("/")
+        self.send_response(200)
+        self.send_header("x-path", self.path)
+        if kind == "chunked":
+            self.send_header("transfer-encoding", "chunked")
+            self.end_headers()
+            for start in range(0, len(body), 7):
+                piece = body[start : start + 7]
+                self.wfile.write(b"%x;ext=1\r\n%s\r\n" % (len(piece), piece))
+            self.wfile.write(b"0\r\ntrailer: x\r\n\r\n")
+        elif kind == "close":
+            self.send_header("connection", "close")
+            self.end_headers()
+            self.wfile.write(body)
+            self.close_connection = True
+        elif kind == "gzip":
+            packed = gzip.compress(body)
+            self.send_header("content-encoding", "gzip")
+            self.send_header("content-length", str(len(packed)))
+            self.end_headers()
+            self.wfile.write(packed)
+        else:
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def origin() -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+async def _post(client: RawClient, body: bytes) -> tuple[int, bytes]:
+    response = await client.request("POST", {"content-type": "application/json"}, body)
+    try:
+        return response.status_code, b"".join([piece async for piece in response.aiter_bytes()])
+    finally:
+        await response.aclose()
+
+
+@settings(max_examples=40, deadline=None)
+@given(bodies=st.lists(st.binary(max_size=3000), min_size=1, max_size=4),
+       kind=st.sampled_from(["length", "chunked", "close", "gzip"]))
+def test_every_body_comes_back_whole_however_it_is_framed(
+    origin: str, bodies: list[bytes], kind: str
+) -> None:
+    async def run() -> list[bytes]:
+        client = RawClient(f"{origin}/{kind}", {}, 10.0, 10.0)
+        try:
+            return [(await _post(client, body))[1] for body in bodies]
+        finally:
+            await client.aclose()
+
+    assert asyncio.run(run()) == bodies
+
+
+def test_a_connection_is_kept_for_the_next_request(origin: str) -> None:
+    _Handler.connections.clear()
+
+    async def run() -> None:
+        client = RawClient(f"{origin}/length", {}, 10.0, 10.0)
+        for number in range(5):
+            assert await _post(client, b"%d" % number) == (200, b"%d" % number)
+        await client.aclose()
+
+    asyncio.run(run())
+    assert len(_Handler.connections) == 1
+
+
+@pytest.fixture
+def drops_idle() -> Iterator[str]:
+    """A server that answers one request per connection, then closes it without saying so."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            with conn:
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    data += conn.recv(4096)
+                head, _, body = data.partition(b"\r\n\r\n")
+                length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+                while len(body) < length:
+                    body += conn.recv(4096)
+                conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body))
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/mcp"
+    finally:
+        listener.close()
+
+
+def test_a_kept_connection_the_server_dropped_is_replaced(drops_idle: str) -> None:
+    async def run() -> list[tuple[int, bytes]]:
+        client = RawClient(drops_idle, {}, 10.0, 10.0)
+        try:
+            return [await _post(client, b"one"), await _post(client, b"two")]
+        finally:
+            await client.aclose()
+
+    assert asyncio.run(run()) == [(200, b"one"), (200, b"two")]
+
+
+@pytest.fixture
+def not_http() -> Iterator[str]:
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            conn.recv(65536)
+            conn.sendall(b"SSH-2.0-OpenSSH_9.6\r\n\r\n")
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/mcp"
+    finally:
+        listener.close()
+
+
+def test_an_answer_that_is_not_http_is_a_protocol_error(not_http: str) -> None:
+    async def run() -> None:
+        await _post(RawClient(not_http, {}, 10.0, 10.0), b"{}")
+
+    with pytest.raises(httpx2.RemoteProtocolError, match=r"not an HTTP/1\.1 response"):
+        asyncio.run(run())
+
+
+def test_a_refused_connection_is_a_connect_error_caused_by_the_refusal() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
+    with pytest.raises(httpx2.ConnectError) as failed:
+        asyncio.run(_post(RawClient(url, {}, 10.0, 10.0), b"{}"))
+    assert isinstance(failed.value.__cause__, ConnectionRefusedError)
+
+
+def test_it_steps_aside_for_a_proxy_and_for_headers_that_could_split_a_request(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert usable_for("http://127.0.0.1:9/mcp", {"Authorization": "Bearer x"})
+    assert usable_for("https://mcp.example.com/mcp", {})
+    assert not usable_for("http://127.0.0.1:9/mcp", {"X-A": "b\r\nX-Injected: 1"})
+    assert not usable_for("ftp://127.0.0.1/mcp", {})
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:3128")
+    monkeypatch.setenv("NO_PROXY", "")
+    assert not usable_for("https://mcp.example.com/mcp", {})
+    assert usable_for("http://mcp.example.com/mcp", {})
