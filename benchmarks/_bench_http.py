@@ -103,9 +103,10 @@ def _percentile(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def _peak_rss_mb(pid: int) -> float:
+def _peak_rss_mb(pid: int, key: str = "VmHWM") -> float:
+    """The peak resident size of ``pid`` in MB (``key="VmRSS"``: the resident size now)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
+        if line.startswith(key + ":"):
             return int(line.split()[1]) / 1024
     return 0.0
 
@@ -183,7 +184,7 @@ def run(
         for name, session in sessions.items():
             session.close()
             clients[name].close()
-        rss_before = _peak_rss_mb(via_url.pid)
+        rss_before = _peak_rss_mb(via_url.pid, "VmRSS")
         print("\n50 concurrent HTTP sessions through `proxy --url`, 20 small calls each")
         start = time.perf_counter()
         latencies = asyncio.run(_concurrent(url_of_url, 50, 20))
@@ -191,8 +192,9 @@ def run(
         p50, p99 = statistics.median(latencies), _percentile(latencies, 0.99)
         print(
             f"  p50 {p50 * 1000:8.3f} ms  p99 {p99 * 1000:8.3f} ms  ({len(latencies)} calls in "
-            f"{wall:.1f} s)   proxy peak RSS {rss_before:.0f} MB before, "
-            f"{_peak_rss_mb(via_url.pid):.0f} MB after"
+            f"{wall:.1f} s)   proxy RSS {rss_before:.0f} MB before, "
+            f"{_peak_rss_mb(via_url.pid, 'VmRSS'):.0f} MB after, peak "
+            f"{_peak_rss_mb(via_url.pid):.0f} MB"
         )
     finally:
         for proc in (via_url, via_stdio, upstream):

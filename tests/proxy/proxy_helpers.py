@@ -8,11 +8,14 @@ plain functions and one proxy + upstream can serve a whole module.
 from __future__ import annotations
 
 import contextlib
+import http.server
 import json
 import os
 import select
+import ssl
 import sys
-from collections.abc import AsyncIterator, Callable
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -52,6 +55,23 @@ PROXY = [
 def proxy_argv(*args: str) -> list[str]:
     """The full command line of ``toolcap proxy ARGS``."""
     return [*PROXY, *args]
+
+
+@contextlib.contextmanager
+def loopback_http(
+    handler: type[http.server.BaseHTTPRequestHandler], context: ssl.SSLContext | None = None
+) -> Iterator[int]:
+    """A threading HTTP server of ``handler`` on 127.0.0.1 (over TLS with ``context``),
+    for as long as the block runs; yields its port."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    if context is not None:
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def write_config(path: Path, text: str) -> Path:
@@ -203,6 +223,7 @@ __all__ = [
     "base_env",
     "json_text_size",
     "load_bigserver",
+    "loopback_http",
     "open_store",
     "parent_pid",
     "proxy_argv",

@@ -20,7 +20,7 @@ import pytest
 from anyio.from_thread import BlockingPortal
 from mcp import MCPError
 
-from proxy.proxy_helpers import Client, base_env, proxy_argv, write_config
+from proxy.proxy_helpers import Client, base_env, loopback_http, proxy_argv, write_config
 
 
 class _StatusHandler(http.server.BaseHTTPRequestHandler):
@@ -43,18 +43,9 @@ class _StatusHandler(http.server.BaseHTTPRequestHandler):
         pass
 
 
-@contextlib.contextmanager
-def serving(context: ssl.SSLContext | None = None) -> Iterator[int]:
+def serving(context: ssl.SSLContext | None = None) -> contextlib.AbstractContextManager[int]:
     """A loopback _StatusHandler server (over TLS with ``context``); yields its port."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _StatusHandler)
-    if context is not None:
-        server.socket = context.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield server.server_address[1]
-    finally:
-        server.shutdown()
-        server.server_close()
+    return loopback_http(_StatusHandler, context)
 
 
 @pytest.fixture(scope="module")
@@ -296,13 +287,8 @@ class _CutStreamHandler(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def cut_server() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _CutStreamHandler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback_http(_CutStreamHandler) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 def test_an_answer_stream_that_ends_before_the_answer_is_an_error_naming_the_url(

@@ -19,6 +19,7 @@ httpx2 = pytest.importorskip("httpx2")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+from proxy.proxy_helpers import loopback_http  # noqa: E402
 from toolcap.proxy._rawhttp import RawClient, usable_for  # noqa: E402
 
 
@@ -63,13 +64,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def origin() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback_http(_Handler) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 async def _post(client: RawClient, body: bytes) -> tuple[int, bytes]:
@@ -150,8 +146,8 @@ def test_a_kept_connection_the_server_dropped_is_replaced(drops_idle: str) -> No
     assert asyncio.run(run()) == [(200, b"one"), (200, b"two")]
 
 
-@pytest.fixture
-def not_http() -> Iterator[str]:
+def answering_once(answer: bytes) -> Iterator[str]:
+    """A server that reads one request and sends ``answer``, then closes."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(8)
@@ -160,7 +156,7 @@ def not_http() -> Iterator[str]:
         conn, _ = listener.accept()
         with conn:
             conn.recv(65536)
-            conn.sendall(b"SSH-2.0-OpenSSH_9.6\r\n\r\n")
+            conn.sendall(answer)
 
     threading.Thread(target=serve, daemon=True).start()
     try:
@@ -169,12 +165,22 @@ def not_http() -> Iterator[str]:
         listener.close()
 
 
-def test_an_answer_that_is_not_http_is_a_protocol_error(not_http: str) -> None:
-    async def run() -> None:
-        await _post(RawClient(not_http, {}, 10.0, 10.0), b"{}")
+@pytest.mark.parametrize(
+    ("answer", "said"),
+    [
+        (b"SSH-2.0-OpenSSH_9.6\r\n\r\n", r"not an HTTP/1\.1 response"),
+        (b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n10\r\nabc", "body"),
+        (b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n", "body"),
+        (b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nabc", "whole body"),
+    ],
+)
+def test_an_answer_that_is_not_whole_http_is_a_protocol_error(answer: bytes, said: str) -> None:
+    async def run(url: str) -> None:
+        await _post(RawClient(url, {}, 10.0, 10.0), b"{}")
 
-    with pytest.raises(httpx2.RemoteProtocolError, match=r"not an HTTP/1\.1 response"):
-        asyncio.run(run())
+    for url in answering_once(answer):
+        with pytest.raises(httpx2.RemoteProtocolError, match=said):
+            asyncio.run(run(url))
 
 
 def test_a_refused_connection_is_a_connect_error_caused_by_the_refusal() -> None:

@@ -97,8 +97,10 @@ class RawResponse:
     """One response: status, headers, and the body read as it is iterated."""
 
     def __init__(self, client: RawClient, conn: _Conn, request: _Request, status: int,
-                 headers: _Headers, length: int | None, chunked: bool) -> None:
+                 headers: _Headers, length: int | None, chunked: bool,
+                 read_timeout: float | None) -> None:
         self._client = client
+        self._read_timeout = read_timeout
         self._conn: _Conn | None = conn
         self.request = request
         self.status_code = status
@@ -123,41 +125,48 @@ class RawResponse:
         conn = self._conn
         if conn is None or self._done:
             return
-        read = self._client.read_timeout
-        if self._chunked:
-            while True:
-                size_line = await _timed(conn.reader.readline(), read)
-                if not size_line.endswith(b"\n"):
-                    raise _protocol("the connection ended inside a chunked body")
-                try:
-                    size = int(size_line.split(b";", 1)[0].strip(), 16)
-                except ValueError:
-                    raise _protocol("a malformed chunk size") from None
-                if size == 0:
-                    while (await _timed(conn.reader.readline(), read)).strip():
-                        pass  # trailers
-                    break
-                left = size
-                while left:
-                    data = await _timed(conn.reader.read(min(left, _CHUNK)), read)
-                    if not data:
-                        raise _protocol("the connection ended inside a chunk")
-                    left -= len(data)
+        read = self._read_timeout
+        try:
+            if self._chunked:
+                while size := await self._chunk_size(conn, read):
+                    async for data in self._counted(conn, size, read):
+                        yield data
+                    await _timed(conn.reader.readexactly(2), read)
+            elif self._length is not None:
+                async for data in self._counted(conn, self._length, read):
                     yield data
-                await _timed(conn.reader.readexactly(2), read)
-        elif self._length is not None:
-            left = self._length
-            while left:
-                data = await _timed(conn.reader.read(min(left, _CHUNK)), read)
-                if not data:
-                    raise _protocol("the connection ended before the whole body")
-                left -= len(data)
-                yield data
-        else:
-            while data := await _timed(conn.reader.read(_CHUNK), read):
-                yield data
-            conn.reusable = False
+            else:
+                while data := await _timed(conn.reader.read(_CHUNK), read):
+                    yield data
+                conn.reusable = False
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError) as exc:
+            raise _protocol(f"a malformed or cut body ({type(exc).__name__})") from exc
+        except ConnectionError as exc:
+            import httpx2
+
+            raise httpx2.ReadError(str(exc) or type(exc).__name__) from exc
         self._done = True
+
+    @staticmethod
+    async def _chunk_size(conn: _Conn, read: float | None) -> int:
+        """The size of the next chunk of a chunked body (0: the last, its trailers read)."""
+        size_line = await _timed(conn.reader.readline(), read)
+        if not size_line.endswith(b"\n"):
+            raise _protocol("the connection ended inside a chunked body")
+        size = int(size_line.split(b";", 1)[0].strip(), 16)  # ValueError: malformed
+        if size == 0:
+            while (await _timed(conn.reader.readline(), read)).strip():
+                pass  # trailers
+        return size
+
+    @staticmethod
+    async def _counted(conn: _Conn, left: int, read: float | None) -> AsyncIterator[bytes]:
+        while left:
+            data = await _timed(conn.reader.read(min(left, _CHUNK)), read)
+            if not data:
+                raise _protocol("the connection ended before the whole body")
+            left -= len(data)
+            yield data
 
     async def aclose(self) -> None:
         conn, self._conn = self._conn, None
@@ -220,15 +229,16 @@ class RawClient:
             try:
                 conn.writer.write(data)
                 response = await self._response(conn, method, timeout)
-            except Exception as exc:
+            except BaseException:
                 conn.close()
-                if reused and attempt == 0 and isinstance(exc, _EndedBeforeAnswer):
-                    continue  # the server had closed the idle connection: a fresh one
-                if isinstance(exc, _EndedBeforeAnswer):
-                    raise _protocol("the server closed the connection without an answer") from exc
                 raise
-            return response
-        raise AssertionError("unreachable")
+            if response is not None:
+                return response
+            conn.close()
+            if not reused or attempt:
+                break
+            # The server had closed the idle connection: the request goes on a fresh one.
+        raise _protocol("the server closed the connection without an answer")
 
     async def _connection(self) -> tuple[_Conn, bool]:
         while self._idle:
@@ -254,19 +264,21 @@ class RawClient:
             raise httpx2.ConnectError(str(exc) or type(exc).__name__) from exc
         return _Conn(reader, writer), False
 
-    async def _response(self, conn: _Conn, method: str, timeout: float | None) -> RawResponse:
-
+    async def _response(
+        self, conn: _Conn, method: str, timeout: float | None
+    ) -> RawResponse | None:
+        """The response's head; None if the connection ended before its first byte."""
         try:
             await conn.writer.drain()
             head = await _timed(conn.reader.readuntil(b"\r\n\r\n"), timeout)
         except asyncio.IncompleteReadError as exc:
             if not exc.partial:
-                raise _EndedBeforeAnswer from exc
+                return None
             raise _protocol("the connection ended inside a response's head") from exc
         except asyncio.LimitOverrunError as exc:
             raise _protocol("a response's head is over 1 MB") from exc
-        except ConnectionError as exc:  # reset or broken before any answer
-            raise _EndedBeforeAnswer from exc
+        except ConnectionError:  # reset or broken before any answer
+            return None
         lines = head.decode("latin-1").split("\r\n")
         status_line = lines[0].split(" ", 2)
         if len(status_line) < 2 or not status_line[0].startswith("HTTP/1."):
@@ -292,7 +304,7 @@ class RawClient:
             except ValueError:
                 raise _protocol("a malformed Content-Length") from None
         return RawResponse(self, conn, _Request(method, self._host), status, _Headers(pairs),
-                           length, chunked)
+                           length, chunked, timeout)
 
     def release(self, conn: _Conn, *, reusable: bool) -> None:
         if reusable and not conn.stale() and len(self._idle) < _IDLE_KEEP:
@@ -304,10 +316,6 @@ class RawClient:
         for conn in self._idle:
             conn.close()
         self._idle.clear()
-
-
-class _EndedBeforeAnswer(Exception):
-    """The connection ended before the first byte of a response."""
 
 
 def _protocol(text: str) -> Exception:
