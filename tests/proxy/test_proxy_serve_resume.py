@@ -3,17 +3,23 @@ Last-Event-ID and gets what followed, once, and nothing else."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import sys
+import threading
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx2
 import pytest
+from anyio.from_thread import BlockingPortal
 
-from proxy.proxy_helpers import BIGSERVER, base_env, write_config
-from proxy.serve_helpers import Listener
+from proxy.proxy_helpers import BIGSERVER, base_env, text_of, write_config
+from proxy.serve_helpers import HttpClient, Listener
 
 REVISION = "2025-11-25"
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
@@ -136,3 +142,83 @@ def test_a_resumption_from_an_unknown_event_is_refused(listener: Listener) -> No
             assert "cannot resume" in response.json()["error"]["message"]
     finally:
         session.close()
+
+
+class Cutter:
+    """A TCP relay in front of the proxy that drops, once, the connection whose answer
+    carries ``marker``: what a flaky network does to a client mid-call."""
+
+    def __init__(self, target: str, marker: bytes) -> None:
+        parts = urllib.parse.urlsplit(target)
+        self.target = (parts.hostname or "127.0.0.1", parts.port or 80)
+        self.marker = marker
+        self.cut = threading.Event()
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}{parts.path}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(self.target)
+            threading.Thread(target=self._pipe, args=(client, server, False), daemon=True).start()
+            threading.Thread(target=self._pipe, args=(server, client, True), daemon=True).start()
+
+    def _pipe(self, source: socket.socket, sink: socket.socket, answers: bool) -> None:
+        try:
+            while data := source.recv(65536):
+                if answers and not self.cut.is_set() and self.marker in data:
+                    # The event carrying the marker gets through; the connection then drops.
+                    sink.sendall(data)
+                    self.cut.set()
+                    break
+                sink.sendall(data)
+        except OSError:
+            pass
+        for end in (source, sink):
+            with contextlib.suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)
+            end.close()
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+def test_the_sdk_client_resumes_a_dropped_stream_and_gets_the_result_once(
+    listener: Listener, portal: BlockingPortal
+) -> None:
+    cutter = Cutter(listener.url, b"before the gate")
+    try:
+        with HttpClient(portal, cutter.url) as client:
+            progress: list[float] = []
+            arrived = anyio.Event()
+
+            async def call() -> Any:
+                assert client.session is not None
+
+                async def note(value: float, total: float | None, message: str | None) -> None:
+                    progress.append(value)
+                    arrived.set()
+
+                async with anyio.create_task_group() as group:
+                    outcome: list[Any] = []
+
+                    async def gate() -> None:
+                        assert client.session is not None
+                        outcome.append(await client.session.call_tool(
+                            "gate", {"token": "sdk"}, progress_callback=note))
+
+                    group.start_soon(gate)
+                    await arrived.wait()  # the call waits at its gate; its stream is cut
+                    await client.session.call_tool("release", {"token": "sdk"})
+                return outcome[0]
+
+            result = portal.call(call)
+            assert cutter.cut.is_set()
+            assert text_of(result) == ["passed the gate sdk"]
+            assert progress == [1, 2]  # each once: the resumed stream starts after the first
+    finally:
+        cutter.close()
