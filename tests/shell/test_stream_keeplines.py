@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 import re
+import threading
 import tracemalloc
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from hypothesis import given
@@ -12,6 +15,8 @@ from hypothesis import strategies as st
 
 from shell.test_stream import PROPERTY, assert_same, chunked, stream_through
 from toolcap import Config, Policy, ToolResponse
+from toolcap.core._keepstream import LineCollector
+from toolcap.shell import _scanthread
 from toolcap.shell._spill import open_stream
 from toolcap.shell._stream import StreamCutter
 from toolcap.store import MemoryStore
@@ -66,13 +71,17 @@ def logs(draw: st.DrawFn) -> bytes:
        strategy=st.sampled_from(["head_tail", "tail", "head"]),
        share=st.sampled_from([0.25, 0.05, 0.6, 1.0]),
        keep=st.sampled_from([None, [], [r"^\d+ failed", "here$"], ["(?i)VALUEERROR"]]),
-       cuts=st.lists(st.integers(0, 70_000), max_size=10))
+       cuts=st.lists(st.integers(0, 70_000), max_size=10),
+       thread_after=st.sampled_from([None, 0, 5000]))
 def test_streamed_keep_lines_equal_the_finalizer_for_any_log_limit_and_chunking(
     data: bytes, threshold: int | None, ceiling: int | None, strategy: str, share: float,
-    keep: list[str] | None, cuts: list[int],
+    keep: list[str] | None, cuts: list[int], thread_after: int | None,
 ) -> None:
+    # thread_after: the scan moves to its own thread from the start, or midway.
     policy = policy_for(threshold, ceiling, strategy=strategy, keep=keep, share=share)
-    outcome = stream_through(policy, data, cuts)
+    with mock.patch.object(_scanthread, "THREAD_AFTER",
+                           _scanthread.THREAD_AFTER if thread_after is None else thread_after):
+        outcome = stream_through(policy, data, cuts)
     assert_same(outcome, data, policy_for(threshold, ceiling, strategy=strategy, keep=keep,
                                           share=share))
     if outcome.result is not None:
@@ -88,6 +97,38 @@ def test_keep_lines_off_in_a_stream_gives_the_cut_of_before() -> None:
         plain.feed(chunk)
     assert plain.close() == (True, "size_threshold")
     assert off.output == plain.result("size_threshold")[0].text.encode()
+
+
+def test_a_long_streams_scan_thread_ends_with_the_stream_or_when_it_is_dropped() -> None:
+    line = b"error: the same failure again and again, line after line\n"
+    block = line * ((1 << 20) // len(line))
+    before = {thread for thread in threading.enumerate() if thread.name == "toolcap-keep-lines"}
+    with mock.patch.object(_scanthread, "THREAD_AFTER", 0):
+        closed = open_stream(policy_for(8192, spill=False), "t")
+        dropped = open_stream(policy_for(8192, spill=False), "t")
+        for stream in (closed, dropped):
+            stream.write(block)
+    threads = {thread for thread in threading.enumerate()
+               if thread.name == "toolcap-keep-lines"} - before
+    assert len(threads) == 2
+    assert closed.close().result is not None
+    del stream, dropped  # never closed: collected, its finalizer ends the thread
+    gc.collect()
+    for thread in threads:
+        thread.join(timeout=30)
+        assert not thread.is_alive()
+
+
+def test_a_failure_of_the_scan_thread_reaches_the_stream(monkeypatch: pytest.MonkeyPatch) -> None:
+    def fail(self: object, chunk: bytes, newlines: int | None = None) -> None:
+        raise MemoryError("scan failed")
+
+    with mock.patch.object(_scanthread, "THREAD_AFTER", 0):
+        stream = open_stream(policy_for(8192, spill=False), "t")
+        monkeypatch.setattr(LineCollector, "feed", fail)
+        stream.write(b"error: x\n" * 1000)
+    with pytest.raises(MemoryError, match="scan failed"):
+        stream.close()
 
 
 def test_matching_lines_of_a_long_stream_are_held_within_a_bound() -> None:

@@ -8,8 +8,9 @@ out is exactly what :meth:`toolcap.Policy.finalize` gives for the same bytes as 
 batch of one: the per-tool threshold first, then the batch ceiling, the marker
 naming the artifact when the original was kept.
 
-:class:`StreamCutter` does no I/O at all. :class:`~._capstream.CapStream` adds
-the spill.
+:class:`StreamCutter` does no I/O at all (a long stream's ``keep_lines`` are
+looked for on a thread: :mod:`._scanthread`). :class:`~._capstream.CapStream`
+adds the spill.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from ..core._marker import Marker
 from ..core._sizes import Limit
 from ..core._sniff import Sniffer
 from ..core._utf8 import decode, utf8_size
+from ._scanthread import CollectorThread
 
 __all__ = ["StreamCutter"]
 
@@ -93,10 +95,10 @@ class StreamCutter:
         # The matching lines, when a cut may keep some (bounded: see LineCollector).
         self._keep = keep_lines if keep_lines and keep_lines.matchers and (
             strategy != "head") else None
-        self._lines = LineCollector(
+        self._lines = CollectorThread(LineCollector(
             self._keep, head_keep=self._head_keep, tail_keep=self._tail_keep,
             budget=max(self._keep.budget(plan.head + plan.tail) for plan in plans),
-        ) if self._keep is not None and plans else None
+        )) if self._keep is not None and plans else None
         self._whole: bytearray | None = bytearray() if limits else None
         # The stream while it may still be a JSON document to cut by structure.
         self._document: bytearray | None = (
@@ -202,6 +204,8 @@ class StreamCutter:
     def close(self) -> tuple[bool, Cap | None]:
         """End of stream: whether it is cut, and by which cap (``None`` if not cut)."""
         self._closed = True
+        if self._lines is not None:
+            self._lines.wait()  # the scan of the last chunks, if it runs on a thread
         if self._sniffing and self._sniff.decide():
             return True, "binary"
         if self.limit is None:
