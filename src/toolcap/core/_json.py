@@ -287,22 +287,30 @@ def refit_json(cut_to: Callable[[int], str], utf8_limit: int, json_limit: int) -
     """A cut of an original (``cut_to(limit)``: the text cut to ``limit`` UTF-8
     bytes) whose JSON string fits ``json_limit`` bytes (quotes excluded).
 
-    The cut to the largest limit, at most ``utf8_limit``, that fits: so the text
-    keeps the cut's own rules (its marker, whole lines) instead of being cut a
-    second time. Each JSON byte over is at least one UTF-8 byte to give up, so a
-    few tries settle it; the last resort, a sixth of the JSON limit, always fits
-    (no UTF-8 byte is more than 6 JSON bytes).
+    The cut to about the largest limit, at most ``utf8_limit``, that fits: so the
+    text keeps the cut's own rules (its marker, whole lines) instead of being cut
+    a second time. Each try aims where the last one's JSON bytes per UTF-8 byte
+    say the limit fits, kept between the largest limit known to fit and the
+    smallest known not to (so text that escapes to twice its size, quotes say, is
+    not cut to a limit too small for its marker); the last resort, a sixth of the
+    JSON limit, always fits (no UTF-8 byte is more than 6 JSON bytes).
     """
-    limit = min(utf8_limit, json_limit)
+    fits, over = 0, min(utf8_limit, json_limit) + 1  # limits known to fit, not to fit
+    limit, best = over - 1, None
     for _ in range(_REFIT_TRIES):
         text = cut_to(limit)
-        over = measure(text).json - json_limit
-        if over <= 0:
-            return text
-        limit -= over
-        if limit <= 0:
+        size = measure(text).json
+        if size <= json_limit:
+            if limit == over - 1:
+                return text  # the largest limit there is
+            fits, best = limit, text
+            limit = (fits + over) // 2
+        else:
+            over = limit
+            limit = max(fits + 1, min(over - 1, limit * json_limit // size))
+        if not fits < limit < over:
             break
-    return cut_to(max(0, json_limit // _MAX_JSON_PER_BYTE))
+    return best if best is not None else cut_to(max(0, json_limit // _MAX_JSON_PER_BYTE))
 
 
 def _collapse(texts: Sequence[str], budget: int) -> str:
