@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from helpers import Toolcap
-from toolcap.sessions._jsonspan import parse_value
+from toolcap.core._jsonspans import parse_value
 from toolcap.sessions._repair import splice
 
 DATA = Path(__file__).parent.parent / "data" / "sessions"

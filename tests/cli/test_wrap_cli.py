@@ -213,8 +213,9 @@ def test_what_cannot_go_through_the_proxy_is_skipped_with_the_reason(toolcap: To
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ("not json at all", "not JSON: unexpected 'n' at line 1 column 1"),
-        ('{"mcpServers": {"a": {"command": "x"}', "not JSON: expected ',' or '}' at line 1"),
+        ("not json at all", "not JSON: expected a JSON value, found 'n' at line 1 column 1"),
+        ('{"mcpServers": {"a": {"command": "x"}',
+         "not JSON: expected ',' or '}', found the end of the text at line 1"),
         ("[1, 2]", "not an MCP client configuration: the top level is not an object"),
         ('{"theme": "Dracula"}', "no MCP servers: expected mcpServers"),
         ('{"mcpServers": []}', "mcpServers is not an object of servers"),

@@ -20,7 +20,7 @@ RAISED_IN = {
     "toolcap.core._refs": ["InvalidReferenceError"],
     "toolcap.store._records": ["ArtifactNotFoundError"],
     "toolcap.sessions._repair": ["RepairError"],
-    "toolcap.sessions._jsonspan": ["JSONSpanError"],
+    "toolcap.core._jsonspans": ["JSONSpanError", "JsonSyntaxError"],
     "toolcap.cli._common": ["CommandError"],
     "toolcap.shell._run": ["CommandNotStarted"],
     "toolcap.proxy._io": ["WriterClosed"],

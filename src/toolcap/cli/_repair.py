@@ -26,10 +26,10 @@ from typing import Any
 from .._config import Config
 from .._finalize import FinalizedResponse, Policy, ToolResponse
 from ..core._errors import RepairError
+from ..core._jsonspans import Located
 from ..core._refs import reference_for
 from ..core._sizes import human_size, parse_limit
 from ..core._utf8 import utf8_size
-from ..sessions._jsonspan import Located
 from ..sessions._rewrite import Place, Reading, records_at, rewrite
 from ..sessions._session import ParsedRecord
 from ._common import CommandError, add_config_options, load_cli_config

@@ -36,8 +36,8 @@ from ..core._compaction import (
     plan_compaction,
     render_placeholder,
 )
+from ..core._jsonspans import Located
 from ..core._utf8 import sanitize, utf8_size
-from ._jsonspan import Located
 from ._rewrite import Place, Reading, records_at, rewrite
 from ._session import ParsedRecord
 

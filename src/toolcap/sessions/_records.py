@@ -10,7 +10,8 @@ lies between them (newlines, commas, the document's frame) is copied as is.
 For a single JSON document, the extent of each element is found by a byte
 scanner that only tracks strings and brackets (regular expressions without
 backtracking, resumable across reads); each element is then parsed on its own
-by :mod:`._jsonspan`, which checks it. Pure of policy: it reads, it does not decide.
+by :func:`toolcap.core._jsonspans.parse_value`, which checks it. Pure of policy: it
+reads, it does not decide.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from ._jsonspan import Located
+from ..core._jsonspans import Located
 from ._records import PlacedError, Record, placed, read_records
 from ._session import ParsedRecord, parse_record
 

@@ -31,8 +31,8 @@ from ..adapters._shapes import (
     message_entries,
     responses_entries,
 )
+from ..core._jsonspans import JSONSpanError, Located, parse_value, skip_space
 from ..core._utf8 import utf8_size
-from ._jsonspan import JSONSpanError, Located, parse_value, skip_space
 from ._records import PlacedError, Record
 
 __all__ = [

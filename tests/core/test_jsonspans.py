@@ -1,4 +1,5 @@
-"""The span-tracking JSON reader agrees with json.loads and locates every string exactly."""
+"""The span-tracking JSON reader: the session dialect agrees with json.loads and locates every
+string exactly; the configuration dialect reads JSONC, each name once, no NaN."""
 
 from __future__ import annotations
 
@@ -10,8 +11,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolcap.sessions._jsonspan import JSONSpanError, Located, parse_value
-from toolcap.sessions._repair import splice
+from toolcap.core._jsonspans import (
+    JSONSpanError,
+    JsonSyntaxError,
+    Located,
+    parse_value,
+    parse_with_spans,
+)
 
 PROPERTY = settings(max_examples=300, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -62,19 +68,6 @@ def test_parse_equals_json_loads_and_every_string_span_is_its_literal(
         assert json.loads(text[located.start : located.end]) == located
 
 
-@PROPERTY
-@given(value=values, layout=layouts, new=st.text())
-def test_splicing_one_string_changes_only_that_literal(
-    value: Any, layout: dict[str, Any], new: str
-) -> None:
-    text = json.dumps([value, "target"], **layout)
-    parsed, _ = parse_value(text, 0)
-    target = parsed[1]
-    result = splice(text, [(target, new)], ensure_ascii=text.isascii())
-    assert result[: target.start] == text[: target.start]
-    assert json.loads(result) == [json.loads(text)[0], new]
-
-
 @pytest.mark.parametrize("text, index", [
     ('{"a" 1}', 5), ("[1, 2", 5), ('{"a": tru}', 6), ("[1,]", 3), ('"\\x"', 1),
 ])
@@ -82,3 +75,21 @@ def test_errors_say_where(text: str, index: int) -> None:
     with pytest.raises(JSONSpanError) as caught:
         parse_value(text, 0)
     assert caught.value.index == index
+
+
+def test_sessions_read_what_json_loads_reads_where_configurations_are_stricter() -> None:
+    text = '{"a": NaN, "a": -Infinity}'
+    parsed, _ = parse_value(text, 0)
+    assert parsed == {"a": float("-inf")} == json.loads(text)
+    with pytest.raises(JsonSyntaxError, match="column 7"):
+        parse_with_spans('{"a": NaN}')
+    with pytest.raises(JSONSpanError) as caught:
+        parse_value("[1 /* a comment */]", 0)
+    assert caught.value.index == 3
+
+
+def test_hostile_nesting_in_a_session_is_an_error_not_a_crash() -> None:
+    with pytest.raises(JSONSpanError, match="nested deeper than 400 levels"):
+        parse_value("[" * 100_000 + "]" * 100_000, 0)
+    with pytest.raises(JSONSpanError, match="nested deeper than 400 levels"):
+        parse_value('{"a":' * 100_000 + "1" + "}" * 100_000, 0)
