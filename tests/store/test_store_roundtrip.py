@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -319,3 +320,14 @@ def test_reading_records_the_last_read_time(store: ArtifactStore) -> None:
     store.read_bytes(ref, 0, 2)
     assert store.stat(ref).last_read == 5000.0
     assert store.stat(ref).created == 1000.0
+
+
+def test_a_file_url_store_in_a_folder_that_does_not_exist_yet_makes_it(tmp_path: Path) -> None:
+    pytest.importorskip("fsspec")
+    from toolcap.store import FsspecStore
+
+    for url in (f"file://{tmp_path}/new/store", str(tmp_path / "plain" / "path")):
+        store = FsspecStore(url)
+        ref = store.put(b"line one\nline two\n", tool="Read")
+        assert store.read_bytes(ref) == b"line one\nline two\n"
+        assert [info.id for info in store.list_artifacts()] == [parse_ref(ref)]

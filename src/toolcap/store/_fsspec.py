@@ -75,8 +75,13 @@ class FsspecStore(ArtifactStore):
             raise StoreError(
                 f"the artifact store {url} needs fsspec: pip install 'toolcap[s3]'"
             ) from None
+        options = dict(storage_options or {})
+        if fsspec.core.split_protocol(url)[0] in (None, "file", "local"):
+            # Object stores have no folders to make; fsspec's local file system makes
+            # none unless asked, so a store in a new folder would fail its first put.
+            options.setdefault("auto_mkdir", True)
         try:
-            fs, path = fsspec.core.url_to_fs(url, **(storage_options or {}))
+            fs, path = fsspec.core.url_to_fs(url, **options)
         except ImportError as exc:
             raise StoreError(
                 f"the artifact store {url} needs a backend: {exc} (pip install 'toolcap[s3]')"
