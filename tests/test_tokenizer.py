@@ -85,7 +85,8 @@ def test_without_the_vocabulary_tokens_are_estimated(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(_tokenizer, "_loaded", [None])
     assert token_counter() is estimate_tokens
     assert _tokenizer.measure_of("bytes") is utf8_size
-    assert _tokenizer.measure_of("tokens", len) is len
+    assert _tokenizer.measure_of("tokens") is estimate_tokens
+    assert _tokenizer.measure_of("tokens", len)("four") == 4
 
 
 def test_a_file_that_is_not_the_vocabulary_is_refused(tmp_path: Path) -> None:
@@ -133,3 +134,24 @@ def test_the_corpora_are_what_their_names_say() -> None:
     json.loads(texts["json"])
     assert set(texts["base64 one line"]) <= set(
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
+
+
+def test_token_counts_are_remembered_by_content_within_a_bound() -> None:
+    counted: list[str] = []
+
+    def count(text: str) -> int:
+        counted.append(text)
+        return len(text)
+
+    measure = _tokenizer.measure_of("tokens", count)
+    assert [measure("a text"), measure("a text"), measure("another")] == [6, 6, 7]
+    assert counted == ["a text", "another"]
+    assert _tokenizer.measure_of("tokens", count)("a text") == 6  # shared between calls
+    assert counted == ["a text", "another"]
+    for number in range(_tokenizer.COUNTS_KEPT):
+        measure(f"text {number}")
+    counted.clear()
+    measure("a text")  # the oldest count has made room for the newest
+    measure(f"text {_tokenizer.COUNTS_KEPT - 1}")
+    assert counted == ["a text"]
+    assert _tokenizer.remembering(estimate_tokens) is estimate_tokens

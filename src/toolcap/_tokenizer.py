@@ -23,6 +23,7 @@ import hashlib
 import importlib.util
 import io
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,7 @@ __all__ = [
     "O200kCounter",
     "measure_of",
     "o200k_counter",
+    "remembering",
     "token_counter",
     "turn_ceiling",
 ]
@@ -68,6 +70,13 @@ _PIECE = 8192
 
 _lock = threading.Lock()
 _loaded: list[O200kCounter | None] = []
+
+# The token counts of the texts counted last, by counter and content: a conversation
+# compacted again on every turn counts each of its outputs once (o200k_base takes
+# about 200 ms a megabyte; a 16-byte BLAKE2b digest of the text, a few ms).
+COUNTS_KEPT = 4096
+_counts: OrderedDict[tuple[object, bytes], int] = OrderedDict()
+_counts_lock = threading.Lock()
 
 
 class O200kCounter:
@@ -159,7 +168,40 @@ def turn_ceiling(config: Config, texts: Sequence[str], used: int | None) -> Limi
 
 
 def measure_of(measure: str, tokenizer: TokenCounter | None = None) -> Callable[[str], int]:
-    """The function that measures a text: UTF-8 bytes, or tokens (see :func:`token_counter`)."""
+    """The function that measures a text: UTF-8 bytes, or tokens (see :func:`token_counter`;
+    counts are remembered, see :func:`remembering`)."""
     if check_measure(measure) == "bytes":
         return utf8_size
-    return token_counter(tokenizer)
+    return remembering(token_counter(tokenizer))
+
+
+def remembering(counter: TokenCounter) -> Callable[[str], int]:
+    """``counter``, remembering the counts of the last :data:`COUNTS_KEPT` texts it counted
+    (shared by all callers, by the counter and the text's digest).
+
+    The estimate is as cheap as the digest, and a counter that cannot be hashed cannot
+    be part of a key: both are returned as they are and count every time.
+    """
+    if counter is estimate_tokens:
+        return counter
+    try:
+        hash(counter)
+    except TypeError:
+        return counter
+
+    def count(text: str) -> int:
+        digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16)
+        key = (counter, digest.digest())
+        with _counts_lock:
+            known = _counts.get(key)
+            if known is not None:
+                _counts.move_to_end(key)
+                return known
+        counted = counter(text)
+        with _counts_lock:
+            _counts[key] = counted
+            if len(_counts) > COUNTS_KEPT:
+                _counts.popitem(last=False)
+        return counted
+
+    return count

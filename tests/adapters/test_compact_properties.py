@@ -336,3 +336,20 @@ def test_shares_of_a_window_in_tokens_set_the_marks_in_tokens() -> None:
                                 store=MemoryStore())
     assert (report.trigger, report.target) == (10_000, 5_000)
     assert report.after <= 5_000 < report.before
+
+
+def test_compacting_in_tokens_again_counts_no_output_twice() -> None:
+    counted: list[str] = []
+
+    def count(text: str) -> int:
+        counted.append(text)
+        return len(text) // 4
+
+    items = build("chat", [[("Read", f"line {turn}\n" * 2_000)] for turn in range(6)])
+    options: dict[str, Any] = dict(measure="tokens", trigger="10k tokens", target="5k tokens",
+                                   keep_recent=0, tokenizer=count, store=MemoryStore())
+    _, first = toolcap.compact(items, **options)
+    assert first.masked and len(counted) >= 6
+    counted.clear()
+    _, again = toolcap.compact(items, **options)
+    assert counted == [] and again == first
