@@ -38,6 +38,7 @@ from .protocols import TokenCounter
 __all__ = [
     "O200K_SHA256",
     "O200kCounter",
+    "counter_name",
     "measure_of",
     "o200k_counter",
     "remembering",
@@ -150,6 +151,14 @@ def token_counter(tokenizer: TokenCounter | None = None) -> TokenCounter:
     if tokenizer is not None:
         return tokenizer
     return o200k_counter() or estimate_tokens
+
+
+def counter_name(counter: TokenCounter) -> str:
+    """What counts the tokens, for a report: ``"o200k_base"``, ``"estimate"``, or the
+    given tokenizer's ``name`` (else its ``__name__``)."""
+    if counter is estimate_tokens:
+        return "estimate"
+    return str(getattr(counter, "name", None) or getattr(counter, "__name__", "a tokenizer"))
 
 
 def turn_ceiling(config: Config, texts: Sequence[str], used: int | None) -> Limit:

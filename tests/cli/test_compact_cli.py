@@ -273,6 +273,38 @@ def test_a_target_above_the_trigger_is_a_usage_error(toolcap: Toolcap) -> None:
     assert b"--target" in result.stderr and result.stderr.count(b"\n") == 1
 
 
+def test_measure_tokens_compacts_to_a_target_in_tokens(toolcap: Toolcap) -> None:
+    source = broken_session("claude_code.jsonl", toolcap.home)
+    before = source.read_bytes()
+    options = ["--measure", "tokens", "--target", "4k tokens", "--keep-recent", "1k tokens"]
+    result = toolcap("compact", str(source), *options, "--in-place")
+    assert result.returncode == 0, result.stderr
+    summary = result.stdout.decode().splitlines()[-2]
+    counted = re.fullmatch(r"compacted \d+ of \d+ tool outputs: (\S+ tokens) → (\S+ tokens) "
+                           r"\(trigger 4\.0k tokens, target 4\.0k tokens, counted by "
+                           r"(o200k_base|estimate); .*", summary)
+    assert counted, summary
+    replaced = assert_compacted_faithfully(toolcap, before, source.read_bytes())
+    assert replaced >= 2
+    # The plan's "after" is what the file now measures: placeholders counted with their
+    # real references, not the sample's.
+    report = toolcap("compact", str(source), "--measure", "tokens", "--dry-run")
+    assert report.stdout.decode().splitlines()[-1].split(": ")[1].startswith(
+        f"{counted.group(2)} → {counted.group(2)}")
+    amount = counted.group(2).removesuffix(" tokens")
+    assert (float(amount[:-1]) * 1000 if amount.endswith("k") else int(amount)) <= 4000
+    again = toolcap("compact", str(source), *options, "--in-place")
+    assert again.stdout.decode().splitlines()[-1] == f"{source} unchanged"
+
+
+def test_a_size_under_measure_tokens_is_a_usage_error(toolcap: Toolcap) -> None:
+    result = toolcap("compact", str(DATA / "codex_rollout.jsonl"), "--measure", "tokens",
+                     "--target", "64KB")
+    assert result.returncode == 2
+    assert b"'64KB' is in bytes, but the measure is tokens" in result.stderr
+    assert result.stderr.count(b"\n") == 1
+
+
 def write_large_session(path: Path) -> None:
     """About 96 MB of Codex rollout records, outputs of 125 KB to 500 KB."""
     block = "".join(f"log line {n:06d} — status ok\n" for n in range(4000))

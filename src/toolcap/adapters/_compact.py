@@ -14,7 +14,7 @@ from typing import Any, Generic, NamedTuple, TypeVar
 
 from .._config import Config
 from .._finalize import Policy
-from .._tokenizer import measure_of, token_counter
+from .._tokenizer import counter_name, measure_of, token_counter
 from ..core._compaction import (
     SAMPLE_REFERENCE,
     Output,
@@ -30,7 +30,6 @@ from ..core._sizes import human_size
 from ..core._tokens import (
     BYTES_PER_TOKEN,
     check_measure,
-    estimate_tokens,
     human_tokens,
     parse_amount,
 )
@@ -320,7 +319,8 @@ def compact(
     def report(after: int, masked: Sequence[MaskedOutput], failed: Sequence[NotMasked],
                reason: str) -> CompactReport:
         return CompactReport(shape, len(found), before, after, settings.trigger, settings.target,
-                             tuple(masked), tuple(failed), reason, measure, _name_of(counter))
+                             tuple(masked), tuple(failed), reason, measure,
+                             None if counter is None else counter_name(counter))
 
     if before <= settings.trigger:  # the common case: measured once, nothing else done
         reason = "at or below the trigger: nothing to do"
@@ -392,12 +392,3 @@ def _keeper(policy: Policy | None, store: ArtifactSink | None) -> Policy:
         return resolve(policy)
     config = policy.config if policy is not None else Config()
     return Policy(config, sink=store, notices=False)
-
-
-def _name_of(counter: TokenCounter | None) -> str | None:
-    """What counted the tokens, for the report: ``None`` when bytes were measured."""
-    if counter is None:
-        return None
-    if counter is estimate_tokens:
-        return "estimate"
-    return str(getattr(counter, "name", None) or getattr(counter, "__name__", "a tokenizer"))

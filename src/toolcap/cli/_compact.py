@@ -16,11 +16,22 @@ from pathlib import Path
 from typing import Any
 
 from .._finalize import Policy
+from .._tokenizer import counter_name, measure_of, token_counter
 from ..adapters._compact import DEFAULT_KEEP_RECENT, DEFAULT_TRIGGER, compaction_settings
 from ..core._errors import ConfigError, RepairError
 from ..core._refs import reference_for
 from ..core._sizes import human_size
-from ..sessions._compact import Kept, Survey, compacted, keep_originals, plan, survey
+from ..core._tokens import MEASURES, human_tokens
+from ..protocols import TokenCounter
+from ..sessions._compact import (
+    Kept,
+    Survey,
+    compacted,
+    keep_originals,
+    plan,
+    remeasured,
+    survey,
+)
 from ._common import CommandError, add_config_options, load_cli_config
 from ._files import add_rewrite_options, atomic_write, open_session, rewrite_in_place
 from ._progress import progress
@@ -53,6 +64,10 @@ def register(subparsers: Any) -> None:
                         f"(default: {human_size(DEFAULT_KEEP_RECENT['bytes'])})")
     parser.add_argument("--exclude-tool", metavar="NAME", action="append", default=[],
                         help="never mask this tool's outputs (repeatable)")
+    parser.add_argument("--measure", choices=MEASURES, default="bytes",
+                        help="what the outputs and the amounts are measured in: UTF-8 bytes "
+                        "(default) or tokens (o200k_base with toolcap[tokens], else an "
+                        "estimate; amounts such as '100k tokens')")
     add_rewrite_options(parser, "compacted")
     add_config_options(parser)
     parser.set_defaults(handler=run)
@@ -62,10 +77,13 @@ def run(args: argparse.Namespace) -> int:
     """Survey, plan, keep the originals, rewrite; print the timeline."""
     try:
         trigger = args.trigger if args.trigger is not None else args.target
-        settings = compaction_settings(trigger, args.target, args.keep_recent, None, "bytes")
+        settings = compaction_settings(trigger, args.target, args.keep_recent, None,
+                                       args.measure)
     except ConfigError as error:
         raise CommandError(str(error).replace("trigger", "--trigger").replace(
             "target", "--target")) from None
+    counter = token_counter() if args.measure == "tokens" else None
+    size_of = measure_of(args.measure, counter)
     writing = bool(args.output or args.in_place) and not args.dry_run
     with open_session(args, writing=writing) as session:
         stream, path, lines, read_as = session
@@ -74,7 +92,8 @@ def run(args: argparse.Namespace) -> int:
         steps = 2 if writing else 1
         with progress(read_as.size * steps, "reading") as bar:
             try:
-                found = survey(stream, lines=lines, progress=bar.advance)
+                found = survey(stream, lines=lines, progress=bar.advance, measure=size_of,
+                               tokens=counter is not None)
             except RepairError as error:
                 raise CommandError(f"{path}: {error}") from None
             kept = Kept()
@@ -86,7 +105,9 @@ def run(args: argparse.Namespace) -> int:
                     break
                 bar.step("storing" if writing else "hashing")
                 bar.more(_record_bytes(found, todo))
-                keep_originals(stream, found, todo, keeper, kept, progress=bar.advance)
+                keep_originals(stream, found, todo, keeper, kept, progress=bar.advance,
+                               measure=size_of)
+                remeasured(found, kept)  # the next plan sees the real placeholders
             masked = [i for i in planned.mask if i in kept.references]
             done = None
             if writing:
@@ -99,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
                     done = rewrite_in_place(path, data, read_as, changed=bool(masked),
                                             busy=_BUSY)
     _timeline(found, masked, kept, planned.after, settings.trigger, settings.target,
-              writing=writing, reason=planned.reason)
+              writing=writing, reason=planned.reason, counter=counter)
     if done:
         print(done, flush=True)
     if kept.failures:
@@ -122,15 +143,17 @@ def _record_bytes(found: Survey, indices: list[int]) -> int:
 
 
 def _timeline(found: Survey, masked: list[int], kept: Kept, after: int, trigger: int,
-              target: int, *, writing: bool, reason: str) -> None:
+              target: int, *, writing: bool, reason: str, counter: TokenCounter | None) -> None:
     out = sys.stdout
+    shown = human_size if counter is None else human_tokens
+    by = "" if counter is None else f", counted by {counter_name(counter)}"
     rows = [found.outputs[i] for i in masked]
     where_width = max((len(o.where) for o in rows), default=0)
     tool_width = max((len(found.tool(o)) for o in rows), default=0)
     for index, output in zip(masked, rows, strict=True):
         kept_as = kept.references[index] if writing else "(not written)"
         print(f"{output.where:<{where_width}}  {found.tool(output):<{tool_width}}  "
-              f"{human_size(output.size)} → {human_size(output.placeholder)}  {kept_as}",
+              f"{shown(output.size)} → {shown(output.placeholder)}  {kept_as}",
               file=out)
     if found.cut_short:
         print(f"{found.cut_short}", file=out)
@@ -138,8 +161,8 @@ def _timeline(found: Survey, masked: list[int], kept: Kept, after: int, trigger:
     formats = ", ".join(found.formats) or "no tool outputs found"
     kind = "JSON Lines" if found.lines else "JSON"
     verb = "compacted" if writing else "would compact"
-    print(f"{verb} {len(masked)} of {len(found.outputs)} tool outputs: {human_size(before)} → "
-          f"{human_size(after)} (trigger {human_size(trigger)}, target {human_size(target)}; "
+    print(f"{verb} {len(masked)} of {len(found.outputs)} tool outputs: {shown(before)} → "
+          f"{shown(after)} (trigger {shown(trigger)}, target {shown(target)}{by}; "
           f"{reason})  [{formats}; {kind}]", file=out)
     out.flush()
 

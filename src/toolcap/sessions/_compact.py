@@ -19,7 +19,7 @@ Memory is the largest record plus a few dozen bytes per tool output.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import BinaryIO
 
 from ..adapters._compact import (
@@ -41,9 +41,14 @@ from ..core._utf8 import sanitize, utf8_size
 from ._rewrite import Place, Reading, records_at, rewrite
 from ._session import ParsedRecord
 
-__all__ = ["Keeper", "Kept", "Measured", "Survey", "compacted", "keep_originals", "plan", "survey"]
+__all__ = [
+    "Keeper", "Kept", "Measure", "Measured", "Survey", "compacted", "keep_originals", "plan",
+    "remeasured", "survey",
+]
 
 Progress = Callable[[int], None]
+#: What a text measures: UTF-8 bytes, or tokens (:func:`toolcap._tokenizer.measure_of`).
+Measure = Callable[[str], int]
 #: Stores bytes: ``(reference, None)`` or ``(None, why)`` (:meth:`toolcap.Policy.keep`).
 Keeper = Callable[[bytes, str], tuple[str | None, str | None]]
 
@@ -82,8 +87,11 @@ class Survey:
         return named or output.tool
 
 
-def survey(stream: BinaryIO, *, lines: bool, progress: Progress | None = None) -> Survey:
-    """Read the whole file once; keep the measure of each output (see the module)."""
+def survey(stream: BinaryIO, *, lines: bool, progress: Progress | None = None,
+           measure: Measure = utf8_size, tokens: bool = False) -> Survey:
+    """Read the whole file once; keep the measure of each output (see the module):
+    ``measure`` is UTF-8 bytes, or a token count (with ``tokens``, as
+    :func:`toolcap.compact` counts)."""
     found = Survey(lines)
     turn, answered = 0, True
     reading = Reading(stream, lines=lines, progress=progress)
@@ -97,14 +105,14 @@ def survey(stream: BinaryIO, *, lines: bool, progress: Progress | None = None) -
                 continue
             answered = True
             position += 1
-            size = content_size(event.content)
+            size = content_size(event.content, measure, tokens)
             if size is None:
                 continue
             if event.format not in found.formats:
                 found.formats.append(event.format)
             masked = is_placeholder(event.content)
             tool = found.names.get(event.call_id or "") or event.tool
-            placeholder = 0 if masked else utf8_size(
+            placeholder = 0 if masked else measure(
                 placeholder_of(tool, event.content, SAMPLE_REFERENCE))
             found.outputs.append(Measured(event.where, event.tool, event.call_id,
                                           reading.place(parsed, position), size, placeholder,
@@ -129,24 +137,31 @@ class Kept:
     """The references of what :func:`keep_originals` stored, and what it could not."""
 
     references: dict[int, str] = field(default_factory=dict)
+    #: The measure of each stored output's placeholder with its real reference.
+    placeholders: dict[int, int] = field(default_factory=dict)
     copies: dict[tuple[int, int], str] = field(default_factory=dict)  # (offset, j) → reference
     failures: dict[int, str] = field(default_factory=dict)
     copy_failures: int = 0
 
 
 def keep_originals(stream: BinaryIO, found: Survey, mask: Collection[int], keeper: Keeper,
-                   kept: Kept, *, progress: Progress | None = None) -> None:
-    """Store the originals of the outputs in ``mask`` not stored yet, into ``kept``."""
+                   kept: Kept, *, progress: Progress | None = None,
+                   measure: Measure = utf8_size) -> None:
+    """Store the originals of the outputs in ``mask`` not stored yet, into ``kept``, and
+    measure their placeholders (in tokens, a reference's digits count otherwise than the
+    sample's: :func:`remeasured` puts those measures into the survey)."""
     todo = [index for index in mask if index not in kept.references]
     for record, group in records_at(stream, found.places, todo, lines=found.lines):
         outputs = record.outputs
         for index in group:
             output = outputs[found.outputs[index].place.position]
-            reference, why = keeper(original_of(output.content), found.tool(found.outputs[index]))
+            tool = found.tool(found.outputs[index])
+            reference, why = keeper(original_of(output.content), tool)
             if reference is None:
                 kept.failures[index] = why or "the store failed"
                 continue
             kept.references[index] = reference
+            kept.placeholders[index] = measure(placeholder_of(tool, output.content, reference))
             for j, copy in enumerate(output.copies):
                 key = (record.record.offset, j)
                 if key not in kept.copies:
@@ -157,6 +172,17 @@ def keep_originals(stream: BinaryIO, found: Survey, mask: Collection[int], keepe
                         kept.copies[key] = reference
         if progress is not None:
             progress(len(record.record.data))
+
+
+def remeasured(found: Survey, kept: Kept) -> bool:
+    """Give the survey the placeholders' measures with their real references; whether
+    any differs from the sample's (then the plan must be made again)."""
+    changed = False
+    for index, size in kept.placeholders.items():
+        if found.outputs[index].placeholder != size:
+            found.outputs[index] = replace(found.outputs[index], placeholder=size)
+            changed = True
+    return changed
 
 
 def compacted(stream: BinaryIO, found: Survey, mask: Collection[int], kept: Kept, *,
