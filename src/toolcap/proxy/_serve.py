@@ -5,9 +5,8 @@ A thin layer of Starlette over the relay, run by uvicorn (both come with the
 an SSE stream, GET opens the session's stream for what the server starts,
 DELETE ends the session and its upstream. Every session is a
 :class:`~toolcap.proxy._sessions.RelaySession`, so results are bounded and
-``read_artifact`` answered exactly as over stdio. Security follows the spec:
-the ``Origin`` of a browser is refused unless it is loopback or allowed, and
-a token, when set, is checked as a bearer token in constant time.
+``read_artifact`` answered exactly as over stdio. Every request passes
+:func:`toolcap.proxy._guard.refusal` (Origin and token) first.
 """
 
 from __future__ import annotations
@@ -38,7 +37,9 @@ from ._channel import (
     sse_events,
 )
 from ._contracts import Hooks, Upstream, dumps, print_error
-from ._listen import ServeOptions, bearer_valid, bind_socket, origin_allowed
+from ._guard import error_response as _error
+from ._guard import refusal
+from ._listen import ServeOptions, bind_socket
 from ._sessions import RelaySession, SessionTable
 from ._upstream import UpstreamStartError
 
@@ -52,15 +53,7 @@ PROTOCOL_HEADER = "mcp-protocol-version"
 # Revisions whose requests stand alone: no initialize, no session (2026-07-28 on).
 STATELESS_REVISIONS = frozenset({"2026-07-28"})
 LAST_EVENT_HEADER = "last-event-id"
-_INVALID_REQUEST = -32600
 _PARSE_ERROR = -32700
-
-
-def _error(
-    status: int, text: str, code: int = _INVALID_REQUEST, headers: dict[str, str] | None = None
-) -> Response:
-    body = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": text}}
-    return Response(dumps(body), status, headers=headers, media_type="application/json")
 
 
 class _Server:
@@ -86,24 +79,6 @@ class _Server:
 
     # -- checks ---------------------------------------------------------------
 
-    def refusal(self, request: Request) -> Response | None:
-        """The response refusing ``request`` (Origin, token), or None to serve it."""
-        origin = request.headers.get("origin")
-        if origin is not None and not origin_allowed(origin, self.options.allowed_origins):
-            return _error(
-                403,
-                f"toolcap proxy: Origin {origin[:200]!r} is not allowed; "
-                "start the proxy with --allow-origin ORIGIN to allow it",
-            )
-        token = self.options.auth_token
-        if token is not None and not bearer_valid(request.headers.get("authorization"), token):
-            return _error(
-                401,
-                "toolcap proxy: a valid 'Authorization: Bearer TOKEN' header is required",
-                headers={"WWW-Authenticate": "Bearer"},
-            )
-        return None
-
     def _session_of(self, request: Request) -> tuple[RelaySession, Channel] | Response:
         session_id = request.headers.get(SESSION_HEADER)
         if session_id is None:
@@ -117,7 +92,7 @@ class _Server:
     # -- handlers -------------------------------------------------------------
 
     async def handle(self, request: Request) -> Response:
-        refused = self.refusal(request)
+        refused = refusal(request, self.options)
         if refused is not None:
             return refused
         if request.method == "POST":
