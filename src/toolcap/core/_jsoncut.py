@@ -34,24 +34,17 @@ from ._jsondoc import (
     Writer,
     parse_document,
     plain_cost,
-    pointer,
-    type_name,
     wire_cost,
 )
 from ._jsonlines import PREFIX_BYTES, cut_json_lines
+from ._jsonnotes import ELISION_KEY, Notes, elision_key
 from ._keeplines import KeepLines
 from ._marker import Marker
-from ._sizes import human_size
 from ._strategy import Strategy, split_content
 from ._utf8 import decode, sanitize, utf8_size
 
 __all__ = ["ELISION_KEY", "cut_by_format", "cut_document", "cut_json"]
 
-#: The key of the member that stands for an object's elided members (made
-#: unique with a suffix when the object has a member of that name).
-ELISION_KEY = "toolcap"
-# A pointer longer than this is not named in a note: its nearest shorter ancestor is.
-_MAX_SHOWN_POINTER = 160
 # A string cut keeps at least this much beside its marker, or the string collapses.
 _MIN_STRING_CONTENT = 16
 # A member at most this many times the size of its collapse note is never collapsed.
@@ -74,41 +67,7 @@ class _Cutter:
     def __init__(self, writer: Writer, options: _Options) -> None:
         self.w = writer
         self.options = options
-        self._string_sizes: dict[int, int] = {}  # id -> UTF-8 size, for the notes
-        reference = options.reference
-        self.where = f"; full output: {reference}" if reference else ""
-
-    # -- notes -----------------------------------------------------------------------
-
-    def _note(self, text: str) -> str:
-        return self.w.leaf(f"[toolcap: {text}{self.where}]")
-
-    def _range(self, path: list[str], first: str, last: str, count: int, noun: str) -> str:
-        plural = noun if count == 1 else noun + "s"
-        first_pointer = pointer([*path, first])
-        last_pointer = pointer([*path, last])
-        if max(utf8_size(first_pointer), utf8_size(last_pointer)) > _MAX_SHOWN_POINTER:
-            return self._note(f"{count} {plural} elided under {_shown(path)}")
-        if count == 1:
-            return self._note(f"1 {noun} elided ({first_pointer})")
-        return self._note(f"{count} {plural} elided ({first_pointer} … {last_pointer})")
-
-    def collapse_note(self, value: object, path: list[str]) -> str:
-        """The string that stands for a whole value too big for its share."""
-        if isinstance(value, dict):
-            what = f"object of {len(value)} members"
-        elif isinstance(value, list):
-            what = f"array of {len(value)} items"
-        elif isinstance(value, str) and not isinstance(value, Number):
-            size = self._string_sizes.get(id(value))
-            if size is None:
-                size = self._string_sizes[id(value)] = utf8_size(value)
-            what = f"string of {human_size(size)}"
-        else:
-            what = type_name(value)
-        place = pointer(path)
-        at = place if utf8_size(place) <= _MAX_SHOWN_POINTER else _shown(path)
-        return self._note(f"{what} elided at {at or '/'}" if at else f"{what} elided")
+        self.notes = Notes(writer, options.reference)
 
     # -- values ----------------------------------------------------------------------
 
@@ -128,12 +87,12 @@ class _Cutter:
     def fit_or_note(self, value: object, depth: int, budget: int, path: list[str]) -> str:
         """:meth:`fit`, else the collapse note (the caller made room for it)."""
         found = self.fit(value, depth, budget, path)
-        return self.collapse_note(value, path) if found is None else found
+        return self.notes.collapsed(value, path) if found is None else found
 
     def smallest(self, value: object, depth: int, cap: int, path: list[str]) -> tuple[int, int]:
         """``(size, least)``: the bounded size of ``value`` and the least it can cost."""
         size = self.w.size(value, depth, cap)
-        note = self.w.cost(self.collapse_note(value, path))
+        note = self.w.cost(self.notes.collapsed(value, path))
         # A member not much larger than its note is kept whole or not at all: many
         # notes in a row tell less than fewer whole members.
         return size, size if size <= _SMALL_MEMBER * note else note
@@ -166,13 +125,6 @@ class _Cutter:
             limit -= max(1, cost - budget)
         return None  # pragma: no cover - the loop converges long before
 
-    def _elision_key(self, value: dict[str, object]) -> str:
-        key, suffix = ELISION_KEY, 1
-        while key in value:
-            suffix += 1
-            key = f"{ELISION_KEY}_{suffix}"
-        return key
-
     def _object(
         self, value: dict[str, object], depth: int, budget: int, path: list[str], *, empty_ok: bool
     ) -> str | None:
@@ -197,11 +149,11 @@ class _Cutter:
             used.append(used[-1] + cost + low)
         names = list(value)
         count = len(keys)
-        elision_key = self._elision_key(value)
+        note_key = elision_key(value)
         note, note_cost = "", 0
         while count < len(names):
-            note = self._range(path, names[count], names[-1], len(names) - count, "key")
-            note_cost = (w.cost(w.leaf(elision_key)) + key_separator + w.cost(note)
+            note = self.notes.elided(path, names[count], names[-1], len(names) - count, "key")
+            note_cost = (w.cost(w.leaf(note_key)) + key_separator + w.cost(note)
                          + (between if count else 0))
             if used[count] + note_cost <= budget or count == 0:
                 break
@@ -221,7 +173,7 @@ class _Cutter:
             members.append(w.leaf(key) + w.key_separator + rendered)
             w.rendered_leaves += 1
         if note:
-            members.append(w.leaf(elision_key) + w.key_separator + note)
+            members.append(w.leaf(note_key) + w.key_separator + note)
         return w.join("{", members, depth)
 
     def _array(
@@ -233,7 +185,7 @@ class _Cutter:
         between = w.cost(w.between(depth))
         # Room for the note, at its widest (the widest indexes it can name).
         last = str(n - 1)
-        widest = w.cost(self._range(path, last, last, n, "item")) + between
+        widest = w.cost(self.notes.elided(path, last, last, n, "item")) + between
         room = budget - base - widest
         if room < 0:
             return None
@@ -266,12 +218,12 @@ class _Cutter:
             found = self.fit(value[index], depth + 1, share, [*path, str(index)])
             if found is not None:
                 rest = range(1, n) if index == 0 else range(0, n - 1)
-                note = self._range(path, str(rest[0]), str(rest[-1]), len(rest), "item")
+                note = self.notes.elided(path, str(rest[0]), str(rest[-1]), len(rest), "item")
                 parts = [found, note] if index == 0 else [note, found]
                 return w.join("[", parts, depth)
         if not head and not tail and not empty_ok:
             return None
-        note = self._range(path, str(run[0]), str(run[-1]), len(run), "item")
+        note = self.notes.elided(path, str(run[0]), str(run[-1]), len(run), "item")
         return w.join("[", [*items, note, *ends], depth)
 
     def _sizer(self, value: list[object], depth: int, cap: int) -> _Sizes:
@@ -294,15 +246,6 @@ class _Sizes:
             known = self._writer.size(self._items[index], self._depth, self._cap)
             self._known[index] = known
         return known
-
-
-def _shown(path: list[str]) -> str:
-    """The longest ancestor pointer of ``path`` a note can name."""
-    for end in range(len(path), -1, -1):
-        candidate = pointer(path[:end])
-        if utf8_size(candidate) <= _MAX_SHOWN_POINTER:
-            return candidate or "/"
-    return "/"  # pragma: no cover - the empty pointer always fits
 
 
 def cut_document(

@@ -17,6 +17,7 @@ import json
 from ._allocate import water_fill
 from ._jsoncut import _Cutter, _Options
 from ._jsondoc import COMPACT, Writer, plain_cost, pointer
+from ._jsonnotes import elision_key
 from ._marker import Marker
 from ._schemaguide import Node, accepts_note, node_for_value
 from ._strategy import Strategy, split_content
@@ -32,7 +33,7 @@ class _Guided:
         self.silent: list[str] = []
 
     def note(self, text: str) -> str:
-        return self.c._note(text)
+        return self.c.notes.note(text)
 
     # -- the least a value can cost ------------------------------------------------
 
@@ -45,7 +46,7 @@ class _Guided:
         if governing.kind == "any":
             return min(size, self.c.smallest(value, 0, cap, path)[1])
         if governing.kind == "text" and isinstance(value, str):
-            return min(size, self.w.cost(self.c.collapse_note(value, path)))
+            return min(size, self.w.cost(self.c.notes.collapsed(value, path)))
         if size <= 2:
             return size
         if governing.kind == "object" and isinstance(value, dict):
@@ -89,13 +90,13 @@ class _Guided:
             return None
         if governing.kind == "any":
             found = self.c.fit(value, 0, budget, path)
-            if found is None and self.w.cost(self.c.collapse_note(value, path)) <= budget:
-                return self.c.collapse_note(value, path)
+            if found is None and self.w.cost(self.c.notes.collapsed(value, path)) <= budget:
+                return self.c.notes.collapsed(value, path)
             return found
         if governing.kind == "text" and isinstance(value, str):
             found = self.c._string(value, budget)
-            if found is None and self.w.cost(self.c.collapse_note(value, path)) <= budget:
-                return self.c.collapse_note(value, path)
+            if found is None and self.w.cost(self.c.notes.collapsed(value, path)) <= budget:
+                return self.c.notes.collapsed(value, path)
             return found
         if governing.kind == "object" and isinstance(value, dict):
             return self._object(value, governing, budget, path)
@@ -108,11 +109,11 @@ class _Guided:
         w = self.w
         mandatory = set(self._mandatory(value, node))
         key_cost = {key: w.cost(w.leaf(key)) + 2 for key in value}  # "key": and a comma
-        elision_key = self.c._elision_key(value)
-        note_ok = elision_key not in node.properties and accepts_note(node.additional)
+        note_key = elision_key(value)
+        note_ok = note_key not in node.properties and accepts_note(node.additional)
         dropped = len(value) - len(mandatory)
         note = self.note(f"{dropped} keys elided from {pointer(path) or '/'}")
-        note_cost = key_cost.get(elision_key, w.cost(w.leaf(elision_key)) + 2) + w.cost(note)
+        note_cost = key_cost.get(note_key, w.cost(w.leaf(note_key)) + 2) + w.cost(note)
         used = 2 + sum(key_cost[key] + self.least(value[key], self._child(node, key),
                                                   budget, [*path, key]) for key in mandatory)
         if note_ok:
@@ -149,7 +150,7 @@ class _Guided:
                 return None
             members.append(w.leaf(key) + ":" + rendered)
         if elided and note_ok:
-            members.append(w.leaf(elision_key) + ":" + note)
+            members.append(w.leaf(note_key) + ":" + note)
         return w.join("{", members, 0)
 
     def _array(self, value: list[object], node: Node, budget: int,
@@ -158,7 +159,7 @@ class _Guided:
         n = len(value)
         note_ok = accepts_note(node.items)
         last = str(n - 1)
-        note_room = (w.cost(self.c._range(path, last, last, n, "item")) + 1) if note_ok else 0
+        note_room = (w.cost(self.c.notes.elided(path, last, last, n, "item")) + 1) if note_ok else 0
         room = budget - 2 - note_room
         if room < 0:
             return None
@@ -176,7 +177,7 @@ class _Guided:
             items = [w.render(value[i]) for i in range(head)]
             ends = [w.render(value[i]) for i in range(n - tail, n)]
             run = range(head, n - tail)
-            middle = [self.c._range(path, str(run[0]), str(run[-1]), len(run), "item")] if (
+            middle = [self.c.notes.elided(path, str(run[0]), str(run[-1]), len(run), "item")] if (
                 note_ok and run) else []
             if run and not note_ok:
                 self.silent.append(pointer(path) or "/")
@@ -186,7 +187,8 @@ class _Guided:
             # Not even one item fits cut: the array is empty but for its note.
             if not note_ok:
                 self.silent.append(pointer(path) or "/")
-            return w.join("[", [self.c._range(path, "0", last, n, "item")] if note_ok else [], 0)
+            notes = [self.c.notes.elided(path, "0", last, n, "item")] if note_ok else []
+            return w.join("[", notes, 0)
         return found
 
     def _first_items(self, value: list[object], node: Node, budget: int, note_room: int,
@@ -208,7 +210,7 @@ class _Guided:
                 return None
             parts.append(rendered)
         if note_room and count < n:
-            parts.append(self.c._range(path, str(count), str(n - 1), n - count, "item"))
+            parts.append(self.c.notes.elided(path, str(count), str(n - 1), n - count, "item"))
         elif count < n:
             self.silent.append(pointer(path) or "/")
         return w.join("[", parts, 0)
@@ -245,7 +247,7 @@ def _with_root_note(value: dict[str, object], guide: Node, budget: int,
                     options: _Options) -> str | None:
     """The cut again, in less room, with a root member that says where parts were dropped."""
     guided = _Guided(_Cutter(Writer(COMPACT, plain_cost), options))
-    key = guided.c._elision_key(value)
+    key = elision_key(value)
     if key in guide.properties or not accepts_note(guide.additional):
         return None
     widest = guided.note(f"parts elided at {len(value) + 99999} places, first at /")
