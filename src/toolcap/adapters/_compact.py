@@ -2,62 +2,41 @@
 
 The shapes are read by the adapters' own readers (the same reading as the per-turn
 bound and ``toolcap repair``); which outputs to mask is decided by the pure
-planner of :mod:`toolcap.core._compaction`; this module measures, stores the
-originals and writes the placeholders back in the conversation's own shape.
+planner of :mod:`toolcap.core._compaction`; this module measures (as
+:mod:`._compactoutput` says), stores the originals and writes the placeholders back
+in the conversation's own shape. The settings are read by :mod:`._compactsettings`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Generic, NamedTuple, TypeVar
+from typing import Any, Generic, TypeVar
 
 from .._config import Config
 from .._finalize import Policy
 from .._tokenizer import counter_name, measure_of, token_counter
-from ..core._compaction import (
-    SAMPLE_REFERENCE,
-    Output,
-    cut_marker_of,
-    is_placeholder,
-    plan_compaction,
-    render_placeholder,
-)
+from ..core._compaction import SAMPLE_REFERENCE, Output, is_placeholder, plan_compaction
 from ..core._errors import ConfigError
-from ..core._json import dumps
-from ..core._media import media_of
 from ..core._sizes import human_size
-from ..core._tokens import (
-    BYTES_PER_TOKEN,
-    check_measure,
-    human_tokens,
-    parse_amount,
-)
-from ..core._utf8 import sanitize, utf8_size
+from ..core._tokens import check_measure, human_tokens
 from ..protocols import ArtifactSink, TokenCounter
-from ._common import Entry, field, plain_json, resolve, text_of, with_field
+from ._common import Entry, field, resolve, with_field
+from ._compactoutput import content_size, original_of, placeholder_of
+from ._compactsettings import compaction_settings
 from ._shapes import FORMATS, detect_format, entries_of
 
 __all__ = [
     "FORMATS",
     "CompactReport",
     "Compacted",
-    "CompactionSettings",
     "MaskedOutput",
     "NotMasked",
     "compact",
-    "compaction_settings",
-    "content_size",
     "detect_format",
-    "original_of",
-    "placeholder_of",
 ]
 
 T = TypeVar("T")
-
-#: The defaults of ``trigger`` (without ``context_window``) and ``keep_recent``, by measure.
-DEFAULT_TRIGGER = {"bytes": 512 * 1024, "tokens": 128_000}
-DEFAULT_KEEP_RECENT = {"bytes": 64 * 1024, "tokens": 16_000}
 
 
 @dataclass(frozen=True)
@@ -147,98 +126,6 @@ def _replace(items: list[Any], shape: str, where: Any, placeholder: str) -> None
     else:
         key = "output" if shape == "responses" else "content"
         items[where] = with_field(items[where], key, placeholder)
-
-
-# -- measuring and storing one output ------------------------------------------------
-
-
-def _block_size(block: Any, measure: Callable[[str], int], tokens: bool) -> int:
-    text = text_of(block)
-    if text is not None:
-        return measure(text)
-    media = media_of(block)
-    if media is not None:  # its base64 text in bytes; in tokens, at the conversion rate
-        return -(-media.size // BYTES_PER_TOKEN) if tokens else media.size
-    return measure(dumps(plain_json(block)))
-
-
-def content_size(content: Any, measure: Callable[[str], int] = utf8_size,
-                 tokens: bool = False) -> int | None:
-    """The measure of a result's content, or ``None`` for content that is not text or blocks."""
-    if isinstance(content, str):
-        return measure(content)
-    if isinstance(content, (list, tuple)):
-        return sum(_block_size(block, measure, tokens) for block in content)
-    return None
-
-
-def original_of(content: Any) -> bytes:
-    """What is stored: a text's UTF-8, or the JSON of a list of blocks (media included)."""
-    if isinstance(content, str):
-        return sanitize(content).encode("utf-8")
-    return dumps(plain_json(content)).encode("utf-8")
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return "\n".join(text for text in map(text_of, content) if text is not None)
-
-
-def placeholder_of(tool: str, content: Any, reference: str) -> str:
-    """The placeholder names the stored original's size in bytes, whatever the measure."""
-    text = _text(content)
-    blocks = 0 if isinstance(content, str) else len(content)
-    size = content_size(content, utf8_size, False) or 0
-    return render_placeholder(tool=tool, size=size, reference=reference, text=text,
-                              blocks=blocks, cut_from=cut_marker_of(text))
-
-
-# -- settings --------------------------------------------------------------------------
-
-
-def _amount(value: str | int | float, key: str, window: int | None, measure: str) -> int:
-    """An amount in ``measure``'s unit (``"200KB"``, ``"50k tokens"``, a whole number)
-    or a share of ``context_window`` (``0.5``)."""
-    if isinstance(value, bool):
-        raise ConfigError(f"{value!r} is not a size or a share of the context window", key=key)
-    if isinstance(value, float):
-        if window is None:
-            raise ConfigError(f"{value!r} is a share of the context window: set context_window",
-                              key=key)
-        if not 0 < value <= 1:
-            raise ConfigError(f"{value!r} is not a share between 0 and 1", key=key)
-        return int(window * value)
-    return parse_amount(value, key=key, measure=measure)
-
-
-class CompactionSettings(NamedTuple):
-    trigger: int
-    target: int
-    keep_recent: int
-
-
-def compaction_settings(
-    trigger: str | int | float | None,
-    target: str | int | float | None,
-    keep_recent: str | int | float | None,
-    context_window: str | int | None,
-    measure: str,
-) -> CompactionSettings:
-    window = None if context_window is None else parse_amount(
-        context_window, key="context_window", measure=measure)
-    if trigger is None:
-        high = window // 2 if window is not None else DEFAULT_TRIGGER[measure]
-    else:
-        high = _amount(trigger, "trigger", window, measure)
-    low = high // 2 if target is None else _amount(target, "target", window, measure)
-    if low > high:
-        shown = human_size if measure == "bytes" else human_tokens
-        raise ConfigError(f"target {shown(low)} is above the trigger {shown(high)};"
-                          " the target is the low watermark", key="target")
-    recent = (DEFAULT_KEEP_RECENT[measure] if keep_recent is None
-              else _amount(keep_recent, "keep_recent", window, measure))
-    return CompactionSettings(high, low, recent)
 
 
 # -- compact ---------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from typing import Any
 
 from .._finalize import Policy
 from .._tokenizer import counter_name, measure_of, token_counter
-from ..adapters._compact import DEFAULT_KEEP_RECENT, DEFAULT_TRIGGER, compaction_settings
+from ..adapters._compactsettings import DEFAULT_KEEP_RECENT, DEFAULT_TRIGGER, compaction_settings
 from ..core._errors import ConfigError, RepairError
 from ..core._refs import reference_for
 from ..core._sizes import human_size

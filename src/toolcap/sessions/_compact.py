@@ -1,7 +1,7 @@
 """Compaction of a saved session file, in bounded memory: measure, keep, rewrite.
 
 The rules are the library's (:func:`toolcap.core._compaction.plan_compaction`, the
-placeholder and the measure of :mod:`toolcap.adapters._compact`); what differs is
+placeholder and the measure of :mod:`toolcap.adapters._compactoutput`); what differs is
 that the file is never held whole. Three steps over the file:
 
 1. :func:`survey` reads every record once and keeps, per tool output, only what
@@ -22,12 +22,8 @@ from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field, replace
 from typing import BinaryIO
 
-from ..adapters._compact import (
-    CompactionSettings,
-    content_size,
-    original_of,
-    placeholder_of,
-)
+from ..adapters._compactoutput import content_size, original_of, placeholder_of
+from ..adapters._compactsettings import CompactionSettings
 from ..core._compaction import (
     SAMPLE_REFERENCE,
     Output,
