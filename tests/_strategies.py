@@ -86,3 +86,17 @@ def write_json(value: object, indent: str | None, depth: int = 0, ascii_only: bo
         return ("[" + newline + between.join(write_json(v, indent, depth + 1, ascii_only)
                                              for v in value) + close + "]")
     return json.dumps(value)
+
+
+#: Any value json.loads returns (floats but NaN), with strings of any text.
+python_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda children: st.lists(children, max_size=5)
+    | st.dictionaries(st.text(max_size=8), children, max_size=5),
+    max_leaves=30,
+)
+#: The layouts json.dumps writes: the keyword arguments of each.
+json_layouts = st.sampled_from([
+    {}, {"indent": 2}, {"indent": "\t"}, {"separators": (",", ":")},
+    {"ensure_ascii": False}, {"indent": 1, "ensure_ascii": False},
+])

@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
+from _strategies import json_layouts as layouts
+from _strategies import python_json_values as values
 from toolcap.core._jsonspans import (
     JSONSpanError,
     JsonSyntaxError,
@@ -22,16 +23,6 @@ from toolcap.core._jsonspans import (
 PROPERTY = settings(max_examples=300, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow])
 
-values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
-    lambda children: st.lists(children, max_size=5)
-    | st.dictionaries(st.text(max_size=8), children, max_size=5),
-    max_leaves=30,
-)
-layouts = st.sampled_from([
-    {}, {"indent": 2}, {"indent": "\t"}, {"separators": (",", ":")},
-    {"ensure_ascii": False}, {"indent": 1, "ensure_ascii": False},
-])
 
 
 def strings(value: Any) -> list[Located]:

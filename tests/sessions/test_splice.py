@@ -8,22 +8,14 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from _strategies import json_layouts as layouts
+from _strategies import python_json_values as values
 from toolcap.core._jsonspans import parse_value
 from toolcap.sessions._repair import splice
 
 PROPERTY = settings(max_examples=300, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow])
 
-values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
-    lambda children: st.lists(children, max_size=5)
-    | st.dictionaries(st.text(max_size=8), children, max_size=5),
-    max_leaves=30,
-)
-layouts = st.sampled_from([
-    {}, {"indent": 2}, {"indent": "\t"}, {"separators": (",", ":")},
-    {"ensure_ascii": False}, {"indent": 1, "ensure_ascii": False},
-])
 
 
 @PROPERTY
