@@ -55,6 +55,20 @@ def child(script: str, root: Path, megabytes: int) -> subprocess.Popen[str]:
     )
 
 
+def kill_mid_write(write: str, root: Path, megabytes: int) -> None:
+    """A child process opens a writer on ``root``, runs ``write`` and is killed (SIGKILL)
+    before it commits."""
+    proc = child(f"""
+writer = store.open_writer(tool="Bash")
+{write}
+print("ready", flush=True)
+sys.stdin.readline()  # blocks until killed
+""", root, megabytes)
+    assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+    proc.send_signal(signal.SIGKILL)
+    assert proc.wait(timeout=60) == -signal.SIGKILL
+
+
 def mode(path: Path) -> int:
     return stat.S_IMODE(os.lstat(path).st_mode)
 
@@ -171,19 +185,7 @@ def test_a_writer_killed_mid_write_leaves_no_visible_artifact(
     tmp_path: Path, visible_files: Files, clock: Any
 ) -> None:
     root = tmp_path / "crash"
-    proc = child(
-        """
-        writer = store.open_writer(tool="Bash")
-        writer.write(data[: len(data) // 2])
-        print("ready", flush=True)
-        sys.stdin.readline()  # blocks until killed
-        """,
-        root,
-        4,
-    )
-    assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
-    proc.send_signal(signal.SIGKILL)
-    assert proc.wait(timeout=60) == -signal.SIGKILL
+    kill_mid_write("writer.write(data[: len(data) // 2])", root, 4)
     clock.now = os.stat(root / ".tmp").st_mtime
     store = LocalStore(root, clock=clock)
     data = payload(4)
@@ -205,19 +207,7 @@ def test_gc_removes_what_a_killed_writer_left_at_once_and_counts_it(
     tmp_path: Path, clock: Any
 ) -> None:
     root = tmp_path / "orphan"
-    proc = child(
-        """
-        writer = store.open_writer(tool="Bash")
-        writer.write(data)
-        print("ready", flush=True)
-        sys.stdin.readline()  # blocks until killed
-        """,
-        root,
-        2,
-    )
-    assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
-    proc.send_signal(signal.SIGKILL)
-    assert proc.wait(timeout=60) == -signal.SIGKILL
+    kill_mid_write("writer.write(data)", root, 2)
     clock.now = os.stat(root / ".tmp").st_mtime  # just written: the age rule would keep it
     store = LocalStore(root, clock=clock)
     assert store.gc(dry_run=True).stale_temporaries == 1
