@@ -10,6 +10,7 @@ from toolcap import cap_text, human_size
 from toolcap.core._cut import Strategy, plan_cut, split_content
 from toolcap.core._marker import Marker
 from toolcap.core._refs import REFERENCE_LENGTH
+from toolcap.core._strategy import LINE_SNAP, Snap
 from toolcap.core._utf8 import head_boundary, tail_boundary
 
 PROPERTY = settings(max_examples=300, deadline=None, derandomize=True,
@@ -125,7 +126,8 @@ def test_the_default_cut_of_bytes_is_the_general_cut(
 @PROPERTY
 @given(template=st.lists(st.sampled_from(
            ["{kept}", "{original}", "{dropped}", "{where}", "{reference}", "{kept!r}",
-            "{original!a}", "{{", "}}", "{", "}", "{0}", "{kept:>9}", "[toolcap: ", "ü", " "]),
+            "{original!a}", "{{", "}}", "{", "}", "{0}", "{kept:>9}", "[toolcap: ", "ü", " ",
+            "%", "%s", "%%(kept)d"]),
            max_size=8).map("".join),
        original=st.integers(0, 10**12), kept=st.integers(0, 10**6),
        reference=st.sampled_from([None, "toolcap:" + "ab" * 16]))
@@ -147,3 +149,27 @@ def test_a_marker_renders_as_its_template_formatted_by_keyword(
               "reference": reference or ""}
     assert marker.render(original=original, kept=kept, reference=reference) == template.format(
         **values)
+
+
+@PROPERTY
+@given(data=st.binary(max_size=3000).map(lambda raw: raw.replace(b"x", b"\n")),
+       head=st.integers(0, 3000), tail=st.integers(0, 3000),
+       snap=st.sampled_from([LINE_SNAP, Snap(window=16), Snap(window=64, share=2)]))
+def test_both_snaps_at_once_equal_the_head_and_the_tail_snapped_apart(
+    data: bytes, head: int, tail: int, snap: Snap
+) -> None:
+    head, tail = min(head, len(data)), min(tail, len(data))
+    at = snap.head_break(data, head)
+    assert snap.both(data, head, tail) == ((head if at < 0 else at), snap.tail_start(data, tail))
+
+
+@PROPERTY
+@given(data=st.binary(max_size=9000) | large_text(max_bytes=9000).map(
+           lambda text: text.encode("utf-8", "surrogatepass")),
+       limit=limits)
+def test_bytes_that_fit_are_returned_as_the_general_cut_returns_them(
+    data: bytes, limit: int
+) -> None:
+    from toolcap.core._cut import cut
+
+    assert cap_text(data, limit) == cut(data, limit)

@@ -15,6 +15,7 @@ from ._assemble import (
     assemble,
     assemble_ascii,
     assemble_default,
+    fitting_bytes,
     plan_cut,
 )
 from ._keepcut import assemble_keeping
@@ -129,10 +130,13 @@ def cap_text(
     Cost grows with ``limit``, not with the input, for ``bytes`` and ASCII ``str``;
     other text is encoded once. With ``keep_lines``, the elided part is scanned too.
     """
-    if (type(text) is bytes and type(limit) is int and MIN_LIMIT <= limit < len(text)
+    if (type(text) is bytes and type(limit) is int and limit >= MIN_LIMIT
             and marker is None and strategy == "head_tail" and head_ratio == 0.2
             and snap_lines is True and keep_lines is None):
-        fast = assemble_default(text, limit, reference)  # the common call, settled in a few steps
+        # The common calls, settled in a few steps: bytes that fit and are valid UTF-8
+        # (their size is their length), and the default cut with nothing to repair.
+        fast = (fitting_bytes(text) if len(text) <= limit
+                else assemble_default(text, limit, reference))
         if fast is not None:
             return fast
     parsed = parse_limit(limit, key="limit")

@@ -17,8 +17,10 @@ Users and scripts match on it, so it is one documented template. Placeholders:
 from __future__ import annotations
 
 import functools
+import operator
 import re
 import string
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ._errors import ConfigError
@@ -122,7 +124,13 @@ class Marker:
     def render(self, *, original: int, kept: int, reference: str | None) -> str:
         """The marker text for one cut."""
         dropped = human_size(max(0, original - kept)) if self._shows_dropped else ""
-        return self._format(human_size(original), human_size(kept), dropped, reference)
+        printf = self._printf
+        if printf is None:
+            return self._format(human_size(original), human_size(kept), dropped, reference)
+        # _format's usual case inline: a marker is rendered on every cut
+        template, pick = printf
+        return template % pick((human_size(original), human_size(kept), dropped,
+                                _where(reference), reference or ""))
 
     def find(self, text: str) -> list[Rendered]:
         """Every rendering of this marker in ``text``, in order ([] for a template
@@ -181,31 +189,40 @@ class Marker:
         return len(text.encode("utf-8"))
 
     @functools.cached_property
-    def _positional(self) -> str | None:
-        """The template with numbered fields (formatting by keyword costs twice as much).
+    def _printf(self) -> tuple[str, Callable[[Sequence[str]], object]] | None:
+        """The template for ``%`` formatting, and which values its fields take in turn.
 
-        None when it has a field that is not a plain known name: then the keyword
-        call raises or formats exactly as it always did.
+        ``%`` costs a third of ``str.format`` by position (itself half the keyword
+        call), and every cut renders a marker. None when a field is not a plain
+        known name: then the keyword call raises or formats exactly as it always did.
         """
         try:
             parsed = list(string.Formatter().parse(self.template))
         except ValueError:
             return None
-        out = []
+        out, order = [], []
         for literal, name, spec, conversion in parsed:
-            out.append(literal.replace("{", "{{").replace("}", "}}"))
+            out.append(literal.replace("%", "%%"))  # parse() already unescaped {{ and }}
             if name is None:
                 continue
-            if name not in _ORDER:
+            if name not in _ORDER or spec or conversion not in (None, "s", "r", "a"):
                 return None
-            converted = "!" + conversion if conversion else ""
-            out.append(f"{{{_ORDER.index(name)}{converted}{':' + spec if spec else ''}}}")
-        return "".join(out)
+            out.append("%" + (conversion or "s"))
+            order.append(_ORDER.index(name))
+        if len(order) > 1:  # itemgetter of two or more gives the tuple % takes
+            return "".join(out), operator.itemgetter(*order)
+        picked = tuple(order)
+        return "".join(out), lambda values: tuple(values[index] for index in picked)
 
     def _format(self, original: str, kept: str, dropped: str, reference: str | None) -> str:
-        where = f"{_WHERE}{reference}" if reference else ""
-        positional = self._positional
-        if positional is not None:
-            return positional.format(original, kept, dropped, where, reference or "")
-        return self.template.format(
-            original=original, kept=kept, dropped=dropped, where=where, reference=reference or "")
+        printf = self._printf
+        if printf is not None:
+            template, pick = printf
+            return template % pick((original, kept, dropped, _where(reference), reference or ""))
+        return self.template.format(original=original, kept=kept, dropped=dropped,
+                                    where=_where(reference), reference=reference or "")
+
+
+def _where(reference: str | None) -> str:
+    """What ``{where}`` says: where the full output is, when it was stored."""
+    return f"{_WHERE}{reference}" if reference else ""

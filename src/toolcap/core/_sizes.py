@@ -119,7 +119,7 @@ def human_size(n: int) -> str:
     Only whole numbers of bytes: anything else (a float, a bool) raises
     :class:`TypeError`, rather than print a malformed size.
     """
-    if not isinstance(n, int) or isinstance(n, bool):
+    if type(n) is not int and (not isinstance(n, int) or isinstance(n, bool)):
         raise TypeError(f"human_size takes a whole number of bytes (an int), got {n!r}")
     if n < 1024:
         return f"{n} B"

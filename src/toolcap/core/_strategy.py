@@ -74,6 +74,25 @@ class Snap:
         at = data.find(newline, start, start + min(self._reach(kept), kept - 1))
         return start if at < 0 else at + 1
 
+    def both(self, data: bytes, head_end: int, tail_start: int) -> tuple[int, int]:
+        """``(head_break or head_end, tail_start)`` of a head and a tail in one ``data``.
+
+        The two calls above in one, for the cut of a whole ``bytes`` input, whose
+        fixed cost is measured against copying 32 KB (their checks were a fifth of it).
+        """
+        share = self.share
+        reach = head_end // share if share else head_end
+        at = data.rfind(b"\n", head_end - (reach if reach < self.window else self.window),
+                        head_end) if head_end > 0 else -1
+        kept = len(data) - tail_start
+        if kept <= 0:
+            return (head_end if at < 0 else at), tail_start
+        reach = kept // share if share else kept
+        if reach > self.window:
+            reach = self.window
+        found = data.find(b"\n", tail_start, tail_start + (reach if reach < kept else kept - 1))
+        return (head_end if at < 0 else at), (tail_start if found < 0 else found + 1)
+
 
 #: Snapping of the cuts a model sees: at most 1 KB, at most a quarter of the part.
 LINE_SNAP = Snap(window=1024, share=4)
