@@ -264,7 +264,8 @@ class Policy:
             if share >= work.whole_sizes[index]:
                 continue
             reference = self._spill_once(work, (index, index + 1), io)
-            result = cut_by_format(work.originals[index], share, text=work.whole[index],
+            original = work.encoded.pop(index, None) or work.originals[index]
+            result = cut_by_format(original, share, text=work.whole[index],
                                    reference=reference, **policy.cut_options)
             work.parts[index], work.sizes[index] = result.text, result.kept_bytes
             work.cut_any = True
@@ -310,7 +311,7 @@ class Policy:
         elif isinstance(original, bytes):
             data = original
         else:
-            data = work.whole[start].encode("utf-8")
+            data = work.encoded[start] = work.whole[start].encode("utf-8")
         reference, reason = self._put(data, work.response.tool)
         observe("spill", "artifact", data, tool=work.response.tool, call_id=work.response.call_id,
                 artifacts=(reference,) if reference else (), changed=False)

@@ -62,6 +62,9 @@ class Work:
     capped_by: Cap | None = None
     not_kept: str | None = None
     binary: set[int] = field(default_factory=set)  # parts replaced by a line naming them
+    # A text part's UTF-8 bytes as stored, until its cut takes them: a cut of those
+    # bytes equals the cut of the text and spares encoding a big text twice.
+    encoded: dict[int, bytes] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.parts = list(self.whole)

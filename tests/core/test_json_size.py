@@ -191,3 +191,28 @@ json_values = st.recursive(
 @given(json_values)
 def test_json_size_equals_reference_for_any_json_value(value: object) -> None:
     assert json_size(value) == len(reference(value))
+
+
+def test_a_long_string_measured_again_with_a_shared_table_is_measured_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from toolcap.core import _jsonsize
+
+    text = 'line "one"\n\u2028 漢\x01' * 10_000  # long enough to be remembered
+    other = text[:-1] + "y"  # same length, another string: measured on its own
+    measured: list[int] = []
+    real = _jsonsize.measure
+
+    def counting(value: str) -> _jsonsize.Size:
+        measured.append(len(value))
+        return real(value)
+
+    monkeypatch.setattr(_jsonsize, "measure", counting)
+    seen: dict[int, tuple[str, int]] = {}
+    content = [{"type": "text", "text": text}]
+    structured = {"result": text, "again": [text, other]}
+    assert json_size(content, seen) + json_size(structured, seen) == len(
+        reference(content)) + len(reference(structured))
+    assert sum(1 for size in measured if size == len(text)) == 2  # text, then other
+    assert json_size(content) == len(reference(content))  # without a table: measured again
+    assert sum(1 for size in measured if size == len(text)) == 3

@@ -8,7 +8,7 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from _strategies import json_documents, write_json
+from _strategies import json_documents, large_text, write_json
 from toolcap.core._jsoncut import ELISION_KEY, cut_json
 from toolcap.core._jsondoc import resolve_pointer, wire_cost
 from toolcap.core._utf8 import sanitize, utf8_size
@@ -137,3 +137,25 @@ def test_a_cut_document_parses_fits_and_keeps_every_leaf_as_it_was(
     again = cut_json(result.text, limit, strategy=strategy, wire=wire,  # type: ignore[arg-type]
                      reference=reference)
     assert again is not None and again.text is result.text and not again.truncated
+
+
+json_lines_texts = st.lists(json_documents, min_size=1, max_size=40).map(
+    lambda values: "\n".join(json.dumps(value) for value in values))
+
+
+@PROPERTY
+@given(text=st.one_of(large_text(), json_lines_texts, st.builds(
+           lambda unit, n: unit * n, st.text(max_size=90), st.integers(1, 300))),
+       limit=st.integers(1024, 6000), keep=st.booleans())
+def test_a_cut_of_the_texts_utf8_bytes_equals_the_cut_of_the_text(
+    text: str, limit: int, keep: bool
+) -> None:
+    # The seam cuts a stored text from the bytes it stored, JSON Lines tested
+    # on the text's first characters: both must give the text's own cut.
+    from toolcap import keep_lines
+    from toolcap.core._jsoncut import cut_by_format
+
+    whole = sanitize(text)
+    options = {"keep_lines": keep_lines()} if keep else {}
+    assert cut_by_format(whole.encode("utf-8"), limit, text=whole, **options) == cut_by_format(
+        text, limit, text=whole, **options)

@@ -82,6 +82,9 @@ class Bounder:
         #: The reference of the original, when another toolcap already cut this result
         #: and its references can be read through this one (a proxy in front of a proxy).
         self.upstream_ref: str | None = None
+        #: Long strings of this result measured so far (``json_size``'s table): a text
+        #: that is also in structuredContent is measured once for the cut and the record.
+        self.measured: dict[int, tuple[str, int]] = {}
 
     def cut_by(self, cap: str) -> None:
         self.changed = True

@@ -44,11 +44,18 @@ PAYLOAD_FIELDS = {
 }
 
 
-def payload_bytes(result: dict[str, Any], fields: Sequence[str]) -> int | None:
+def payload_bytes(result: dict[str, Any], fields: Sequence[str],
+                  measured: dict[int, tuple[str, int]] | None = None) -> int | None:
     """The record's measure: UTF-8 bytes of the compact JSON of ``fields`` of ``result``
-    (``None`` for a payload nested too deeply to walk)."""
+    (``None`` for a payload nested too deeply to walk).
+
+    ``measured``: long strings measured before (see ``json_size``); a text that is
+    also in structuredContent is measured once either way.
+    """
+    seen = {} if measured is None else measured
     try:
-        return sum(json_size(result[name]) for name in fields if result.get(name) is not None)
+        return sum(json_size(result[name], seen) for name in fields
+                   if result.get(name) is not None)
     except RecursionError:
         return None
 
@@ -77,6 +84,7 @@ def with_record(
     limit: int | None,
     refs: Sequence[str],
     upstream: dict[str, Any] | None = None,
+    measured: dict[int, tuple[str, int]] | None = None,
 ) -> dict[str, Any]:
     """``new`` with the record of its cut from ``original`` in its ``_meta`` (a record
     that came with the original is replaced: this one measures what is sent).
@@ -89,9 +97,9 @@ def with_record(
         refs = [upstream["ref"], *(ref for ref in refs if ref != upstream["ref"])]
     record = {
         "version": VERSION,
-        "originalBytes": (payload_bytes(original, fields) if upstream is None
+        "originalBytes": (payload_bytes(original, fields, measured) if upstream is None
                           else upstream["originalBytes"]),
-        "keptBytes": payload_bytes(new, fields),
+        "keptBytes": payload_bytes(new, fields, measured),
         "cap": cap,
         "limit": limit,
         "ref": refs[0] if refs else None,

@@ -46,7 +46,7 @@ def bound_structured(work: Bounder, new: dict[str, Any], structured: Any,
 
 def _bound(work: Bounder, new: dict[str, Any], structured: Any, guide: Node | None,
            bound: int) -> None:
-    size = json_size(structured)
+    size = json_size(structured, work.measured)
     if size <= bound:
         return
     text_was_cut = work.changed

@@ -115,7 +115,8 @@ def _finish(work: Bounder, original: dict[str, Any], new: dict[str, Any],
     limit = result_limit(work.policy, work.tool, work.wire_budget)
     upstream = upstream_record(original) if work.upstream_ref is not None else None
     recorded = with_record(original, new, PAYLOAD_FIELDS[kind], cap=cap, limit=limit,
-                           refs=work.artifacts, upstream=upstream)
+                           refs=work.artifacts, upstream=upstream,
+                           measured=work.measured)
     return BoundedResult(recorded, True, tuple(work.artifacts))
 
 

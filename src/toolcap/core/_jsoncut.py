@@ -36,7 +36,7 @@ from ._jsondoc import (
     plain_cost,
     wire_cost,
 )
-from ._jsonlines import PREFIX_BYTES, cut_json_lines
+from ._jsonlines import PREFIX_BYTES, cut_json_lines, looks_like_json_lines
 from ._jsonnotes import ELISION_KEY, Notes, elision_key
 from ._keeplines import KeepLines
 from ._marker import Marker
@@ -341,8 +341,15 @@ def cut_by_format(
                           marker=marker, reference=reference, original_bytes=original_bytes)
         if result is not None:
             return result
-        data = original if isinstance(original, bytes) else text.encode("utf-8")
-        if len(data) > limit:
+        # Only JSON Lines needs the text as bytes here: its first bytes tell (a text's
+        # first PREFIX_BYTES characters hold at least that many), so other text is
+        # not encoded whole for nothing.
+        if isinstance(original, bytes):
+            size, prefix = len(original), original[:PREFIX_BYTES]
+        else:
+            size, prefix = utf8_size(text), text[:PREFIX_BYTES].encode("utf-8")[:PREFIX_BYTES]
+        if size > limit and looks_like_json_lines(prefix):
+            data = original if isinstance(original, bytes) else text.encode("utf-8")
             plan = plan_cut(limit, strategy=strategy, head_ratio=head_ratio, marker=marker,
                             reference=reference)
             lines = cut_json_lines(plan, data, data, original_bytes=len(data),

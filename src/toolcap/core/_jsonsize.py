@@ -99,9 +99,21 @@ def _key_text(key: object) -> str:
     raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
 
 
-def _value_size(value: object, active: set[int]) -> int:
+#: Strings at least this long are measured once per :func:`json_size` call that is
+#: given a ``seen`` table (a tool result often holds its text twice, as one ``str``).
+_SHARED_FROM = 1 << 16
+
+
+def _value_size(value: object, active: set[int], seen: dict[int, tuple[str, int]]) -> int:
     if isinstance(value, str):
-        return measure(value).json + 2
+        if len(value) < _SHARED_FROM:
+            return measure(value).json + 2
+        known = seen.get(id(value))
+        if known is not None and known[0] is value:  # the entry holds it: its id is its own
+            return known[1]
+        size = measure(value).json + 2
+        seen[id(value)] = (value, size)
+        return size
     if value is None or value is True:
         return 4
     if value is False:
@@ -120,27 +132,32 @@ def _value_size(value: object, active: set[int]) -> int:
                 total = 2 + max(len(value) - 1, 0)  # braces, commas
                 for key, item in value.items():
                     total += measure(_key_text(key)).json + 3  # quotes, colon
-                    total += _value_size(item, active)
+                    total += _value_size(item, active, seen)
                 return total
             total = 2 + max(len(value) - 1, 0)
             for item in value:
-                total += _value_size(item, active)
+                total += _value_size(item, active, seen)
             return total
         finally:
             active.discard(marker)
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-def json_size(value: object) -> int:
+def json_size(value: object, seen: dict[int, tuple[str, int]] | None = None) -> int:
     """Return the UTF-8 byte length of the compact JSON serialization of ``value``.
 
     Equal to ``len(dumps(value).encode())``. A ``str`` is measured without
     building its serialization; containers are measured recursively. Raises
     ``TypeError`` and ``ValueError`` where ``json.dumps`` would.
+
+    ``seen``, a table the caller keeps across calls (start with ``{}``), spares
+    measuring a long string again when the same ``str`` object comes back (in
+    one value or in the next one measured with the same table); it holds those
+    strings until the caller drops it.
     """
-    if isinstance(value, str):
+    if isinstance(value, str) and seen is None:
         return measure(value).json + 2
-    return _value_size(value, set())
+    return _value_size(value, set(), {} if seen is None else seen)
 
 
 def _repair_surrogates(match: re.Match[str]) -> str:
