@@ -14,7 +14,8 @@ from toolcap.proxy._io import LineReader, LongLine
 COUNTS = {"cases": 0, "long": 0}
 
 
-def read_all(data: bytes, chunk: int, max_line: int, take: int) -> list[tuple[str, bytes]]:
+def read_all(data: bytes, chunk: int, max_line: int | None, take: int,
+             buffers: bool = False) -> list[tuple[str, bytes]]:
     """What the reader gives for ``data``; a long-line handler that takes only ``take``
     chunks of each long line (the reader must skip the rest)."""
     read_end, write_end = os.pipe()
@@ -36,8 +37,12 @@ def read_all(data: bytes, chunk: int, max_line: int, take: int) -> list[tuple[st
         got.append(("long", b"".join(pieces)))
 
     reader = LineReader(read_end, chunk, max_line=max_line, on_long_line=on_long)
-    while (line := reader.readline()) is not None:
-        got.append(("line", line))
+    read = reader.read_line if buffers else reader.readline
+    while (line := read()) is not None:
+        # A line longer than a read spans reads: read_line gives its buffer, uncopied.
+        assert isinstance(line, bytearray if buffers and len(line) > chunk else (
+            bytes, bytearray) if buffers else bytes)
+        got.append(("line", bytes(line)))
     feeder.join()
     os.close(read_end)
     return got
@@ -75,6 +80,17 @@ def test_what_a_handler_leaves_of_a_long_line_is_skipped_not_read_as_lines(
     short = [line for line in lines if len(line) <= max_line]
     assert [line for kind, line in got if kind == "line"] == short
     assert sum(kind == "long" for kind, _ in got) == len(lines) - len(short)
+
+
+@settings(deadline=None, max_examples=200)
+@given(lines=lines, trailing=st.booleans(), chunk=st.integers(1, 40),
+       max_line=st.none() | st.integers(1, 50))
+def test_read_line_gives_what_readline_gives_without_copying_a_line_that_spans_reads(
+    lines: list[bytes], trailing: bool, chunk: int, max_line: int | None
+) -> None:
+    data = b"\n".join(lines) + (b"\n" if trailing and lines else b"")
+    assert read_all(data, chunk, max_line, take=-1, buffers=True) == read_all(
+        data, chunk, max_line, take=-1)
 
 
 def test_zz_print_counts() -> None:

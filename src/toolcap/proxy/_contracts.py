@@ -19,7 +19,7 @@ __all__ = [
 log = logging.getLogger("toolcap.proxy")
 T = TypeVar("T")
 #: Takes one message line, as a one-item list it empties (see Upstream.run).
-OnLine = Callable[[list[bytes]], None]
+OnLine = Callable[[list[bytes | bytearray]], None]
 OnLongLine = Callable[[LongLine], None]
 
 

@@ -78,6 +78,14 @@ class LineReader:
         A last line that lacks its newline is returned as a line. A trailing
         ``\\r`` is left in place (JSON parsing tolerates it as whitespace).
         """
+        line = self.read_line()
+        return bytes(line) if isinstance(line, bytearray) else line
+
+    def read_line(self) -> bytes | bytearray | None:
+        """:meth:`readline` without its last copy: a line that spans reads comes back
+        as the ``bytearray`` it was gathered in (for a 200 MB result line, that copy
+        was a tenth of the proxy's time), any other as ``bytes``.
+        """
         # A line that spans reads grows in one buffer, which the allocator can give
         # back whole (many freed read-sized pieces would stay in the heap).
         acc = bytearray()
@@ -97,7 +105,7 @@ class LineReader:
                     self._long_line([acc], ended=True)
                     acc = bytearray()
                     continue
-                return bytes(acc)
+                return acc
             if self._pos < len(self._buf):
                 acc += memoryview(self._buf)[self._pos :]
             self._buf = read_some(self._fd, self._chunk_size)
@@ -106,7 +114,7 @@ class LineReader:
                 self._long_line([acc], ended=not self._buf)
                 acc = bytearray()
             if not self._buf:
-                return bytes(acc) if acc else None
+                return acc if acc else None
 
     def _long_line(self, pieces: list[bytes | bytearray], *, ended: bool) -> None:
         assert self._on_long_line is not None and self._max_line is not None

@@ -217,11 +217,11 @@ class Relay:
 
     # -- upstream -> client ------------------------------------------------
 
-    def _from_upstream(self, holder: list[bytes]) -> None:
-        line: bytes | None = holder.pop()
+    def _from_upstream(self, holder: list[bytes | bytearray]) -> None:
+        line: bytes | bytearray | None = holder.pop()
         assert line is not None
         size = len(line)
-        windows = (line[:WINDOW], line[-WINDOW:])
+        windows = (bytes(line[:WINDOW]), bytes(line[-WINDOW:]))
         verbatim = True
         # A long line (a big result) is read by its long strings, each decoded once.
         message = scan_message(line) if size >= SCAN_FROM else None
@@ -264,7 +264,8 @@ class Relay:
             out = message
         if out is None:
             return
-        data = line if out is message and verbatim and line is not None else dumps(out)
+        data = (bytes(line) if isinstance(line, bytearray) else line) if (
+            out is message and verbatim and line is not None) else dumps(out)
         for tool, call_id in self._results_in_line:
             self._hooks.written(tool, call_id, data, changed=data is not line)
         self._results_in_line.clear()

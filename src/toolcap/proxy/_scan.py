@@ -36,7 +36,8 @@ _QUOTE, _BACKSLASH = 0x22, 0x5C
 _WHITESPACE = b" \t\r\n"
 
 
-def scan_message(line: bytes, *, long_string: int = LONG_STRING, steps: int | None = None) -> Any:
+def scan_message(line: bytes | bytearray, *, long_string: int = LONG_STRING,
+                 steps: int | None = None) -> Any:
     """The JSON value of ``line`` as ``json.loads(line.decode())`` gives it, or ``None``
     when the fast path does not apply (no long string, or anything it does not follow).
 
@@ -70,7 +71,7 @@ def scan_message(line: bytes, *, long_string: int = LONG_STRING, steps: int | No
     if not spans:
         return None
     token = f"\x00toolcap-{secrets.token_hex(8)}-"
-    skeleton: list[bytes] = []
+    skeleton: list[bytes | bytearray] = []
     last = 0
     for index, (start, end) in enumerate(spans):
         skeleton += [line[last:start], json.dumps(f"{token}{index}").encode("ascii")]
@@ -86,7 +87,7 @@ def scan_message(line: bytes, *, long_string: int = LONG_STRING, steps: int | No
         return None
 
 
-def _is_key(line: bytes, after: int) -> bool:
+def _is_key(line: bytes | bytearray, after: int) -> bool:
     """Whether the string that ends before ``after`` is an object key."""
     size = len(line)
     while after < size and line[after] in _WHITESPACE:
@@ -95,7 +96,7 @@ def _is_key(line: bytes, after: int) -> bool:
 
 
 def _decode_strings(
-    line: bytes, view: memoryview, spans: list[tuple[int, int]]
+    line: bytes | bytearray, view: memoryview, spans: list[tuple[int, int]]
 ) -> list[str] | None:
     """Each long string's value, a repeat of an earlier one sharing its ``str``."""
     values: list[str] = []

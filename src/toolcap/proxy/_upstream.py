@@ -136,7 +136,7 @@ class StdioUpstream:
 
         def read_loop() -> None:
             try:
-                while (line := reader.readline()) is not None:
+                while (line := reader.read_line()) is not None:
                     if line and not line.isspace():
                         holder = [line]
                         del line  # the handler holds the only reference: it may let go
