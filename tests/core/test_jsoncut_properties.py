@@ -159,3 +159,46 @@ def test_a_cut_of_the_texts_utf8_bytes_equals_the_cut_of_the_text(
     options = {"keep_lines": keep_lines()} if keep else {}
     assert cut_by_format(whole.encode("utf-8"), limit, text=whole, **options) == cut_by_format(
         text, limit, text=whole, **options)
+
+
+python_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=20)),
+    lambda inner: st.one_of(st.lists(inner, max_size=6), st.tuples(inner, inner),
+                            st.dictionaries(st.one_of(st.text(max_size=8), st.integers()),
+                                            inner, max_size=6)),
+    max_leaves=30)
+
+
+@PROPERTY
+@given(value=st.one_of(json_documents, python_values))
+def test_a_value_that_parses_back_is_what_parsing_its_serialization_gives(value: object) -> None:
+    # The seam cuts such a structuredContent as it is, instead of parsing its JSON.
+    from toolcap.core._jsondoc import DECODER, parses_back
+    from toolcap.core._jsonsize import dumps
+
+    try:
+        parsed = DECODER.decode(dumps(value))
+    except ValueError:  # NaN or Infinity: not JSON
+        assert not parses_back(value)
+        return
+    if parses_back(value):
+        assert parsed == value
+        assert json.dumps(parsed) == json.dumps(value)  # same types, same key order
+    elif not any(isinstance(x, float) for x in _leaves(value)):
+        assert parsed != value or _types(parsed) != _types(value)
+
+
+def _leaves(value: object) -> list[object]:
+    if isinstance(value, dict):
+        return [*value.keys(), *(x for v in value.values() for x in _leaves(v))]
+    if isinstance(value, (list, tuple)):
+        return [x for v in value for x in _leaves(v)]
+    return [value]
+
+
+def _types(value: object) -> object:
+    if isinstance(value, dict):
+        return ("dict", [(type(k), _types(v)) for k, v in value.items()])
+    if isinstance(value, (list, tuple)):
+        return (type(value), [_types(v) for v in value])
+    return type(value)

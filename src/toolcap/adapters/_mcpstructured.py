@@ -19,11 +19,12 @@ from typing import Any
 
 from ..core._json import dumps, json_size
 from ..core._jsoncut import cut_document
-from ..core._jsondoc import COMPACT, parse_document
+from ..core._jsondoc import COMPACT, MAX_STRUCTURAL_BYTES, parse_document, parses_back
 from ..core._media import not_sent_note
 from ..core._schemacut import cut_to_schema
 from ..core._schemaguide import Node
 from ..core._sizes import human_size
+from ..core._utf8 import utf8_size
 from ._mcpbound import Bounder, result_limit
 
 __all__ = ["bound_structured"]
@@ -56,7 +57,7 @@ def _bound(work: Bounder, new: dict[str, Any], structured: Any, guide: Node | No
     reference = work.policy.spill(original.encode("utf-8"), tool=work.tool) if (
         work.spill_on) else None
     work.record(reference)
-    found = _cut(work, original, bound, reference, guide)
+    found = _cut(work, structured, original, bound, reference, guide)
     if found is None:
         del new["structuredContent"]
         note = not_sent_note("structuredContent", size, bound, reference=reference,
@@ -78,13 +79,18 @@ def _cap(work: Bounder, bound: int) -> str:
     return "wire_budget" if bound == work.wire_budget else "batch_ceiling"
 
 
-def _cut(work: Bounder, original: str, bound: int, reference: str | None,
+def _cut(work: Bounder, structured: Any, original: str, bound: int, reference: str | None,
          guide: Node | None) -> str | None:
-    """The compact JSON of the cut object, or ``None`` when none fits."""
-    parsed = parse_document(original, "json")
-    if parsed is None or not isinstance(parsed[0], dict):
-        return None  # not an object (invalid MCP) or over the structural cut's size
-    value = parsed[0]
+    """The compact JSON of the cut object (``original`` serializes ``structured``), or
+    ``None`` when none fits."""
+    if (isinstance(structured, dict) and utf8_size(original) <= MAX_STRUCTURAL_BYTES
+            and parses_back(structured)):
+        value = structured  # parsing its serialization would give it back (as the proxy's does)
+    else:
+        parsed = parse_document(original, "json")
+        if parsed is None or not isinstance(parsed[0], dict):
+            return None  # not an object (invalid MCP) or over the structural cut's size
+        value = parsed[0]
     policy = work.policy.for_tool(work.tool)
     options: dict[str, Any] = {"strategy": policy.strategy, "head_ratio": policy.head_ratio,
                                "marker": policy.marker, "reference": reference}

@@ -27,6 +27,7 @@ __all__ = [
     "array_index",
     "check_format",
     "parse_document",
+    "parses_back",
     "pointer",
     "reject_constant",
     "resolve_pointer",
@@ -68,6 +69,30 @@ def reject_constant(name: str) -> object:
 
 #: How a document is parsed, whole or in parts: numbers as written, no NaN or Infinity.
 DECODER = json.JSONDecoder(parse_float=Number, parse_constant=reject_constant)
+
+
+def parses_back(value: object) -> bool:
+    """Whether :data:`DECODER` gives ``value`` back from its serialization, so that a
+    cut may take it as it is instead of parsing what it was just serialized to.
+
+    Dicts with ``str`` keys, lists, and exact ``str``, ``int``, ``bool`` and ``None``
+    do; a float does not (it comes back as a :class:`Number`), nor a tuple, another
+    key or a subclass. ``value`` must be serializable (no cycles): its walk costs a
+    step per container and item, never per byte.
+    """
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is dict:
+            for key, sub in item.items():
+                if type(key) is not str:
+                    return False
+                stack.append(sub)
+        elif type(item) is list:
+            stack.extend(item)
+        elif type(item) not in (str, int, bool) and item is not None:
+            return False
+    return True
 
 
 def check_format(value: object, *, key: str | None = None, file: str | None = None) -> Format:
