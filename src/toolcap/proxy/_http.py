@@ -16,7 +16,7 @@ import json
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 from ._contracts import OnLine, OnLongLine, dumps, print_error
@@ -381,7 +381,8 @@ class HttpUpstream:
         initialize, keep the revision chosen, for the header of every later request."""
         if initialize:
             self._version = negotiated_revision(holder[0]) or self._version
-        self._on_line(holder)
+        # The relay takes lines read into a bytearray too; it only pops this one.
+        self._on_line(cast("list[bytes | bytearray]", holder))
 
     def _fail(self, ids: list[Any], text: str) -> None:
         """Say ``text`` on stderr (once while it lasts) and answer each request with it."""
