@@ -26,6 +26,7 @@ RAISED_IN = {
     "toolcap.proxy._io": ["WriterClosed"],
     "toolcap.proxy._contracts": ["ToolNameConflict"],
     "toolcap.proxy._upstream": ["UpstreamStartError"],
+    "toolcap.proxy._sse": ["EventTooLarge"],
 }
 
 

@@ -306,3 +306,38 @@ def test_an_answer_stream_cut_short_is_resumed_after_its_last_event(
     argv = proxy_argv("--url", f"{cut_server}/resume/mcp")
     with Client(portal, argv, env, tmp_path / "stderr.log") as client:
         assert client.init.server_info.name == "resumed"
+
+
+class _HugeAnswerHandler(http.server.BaseHTTPRequestHandler):
+    """Answers initialize with 1 MB of padding, as JSON (/json) or as one event (/sse)."""
+
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self) -> None:
+        message = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)))
+        result = {"protocolVersion": "2025-06-18", "capabilities": {}, "padding": "x" * (1 << 20),
+                  "serverInfo": {"name": "huge", "version": "1"}}
+        answer = json.dumps({"jsonrpc": "2.0", "id": message.get("id"), "result": result})
+        sse = self.path.startswith("/sse")
+        body = f"data: {answer}\n\n".encode() if sse else answer.encode()
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream" if sse else "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize("kind", ["json", "sse"])
+def test_an_answer_over_max_line_size_is_refused_never_held_whole(
+    portal: BlockingPortal, env: dict[str, str], tmp_path: Path, kind: str
+) -> None:
+    with loopback_http(_HugeAnswerHandler) as port:
+        url = f"http://127.0.0.1:{port}/{kind}/mcp"
+        shown, lines = failed_initialize(portal, env, tmp_path, "--url", url,
+                                         "--max-line-size", "64KB")
+    assert lines == [f"toolcap proxy: {url} answered with a message over max_line_size "
+                     "(64.0 KB); raise it with --max-line-size"]
+    assert shown == lines[0]

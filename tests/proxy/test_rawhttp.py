@@ -172,6 +172,12 @@ def answering_once(answer: bytes) -> Iterator[str]:
         (b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n10\r\nabc", "body"),
         (b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n", "body"),
         (b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nabc", "whole body"),
+        # int() takes "-1", and a read of -1 bytes reads until the connection ends.
+        (b"HTTP/1.1 200 OK\r\ncontent-length: -1\r\n\r\n" + b"x" * 1000, "Content-Length"),
+        (b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n-1\r\n" + b"x" * 1000,
+         "chunk size"),
+        (b"HTTP/1.1 200 OK\r\ncontent-encoding: gzip\r\ncontent-length: 5\r\n\r\nnot z",
+         "not valid gzip"),
     ],
 )
 def test_an_answer_that_is_not_whole_http_is_a_protocol_error(answer: bytes, said: str) -> None:
@@ -203,3 +209,29 @@ def test_it_steps_aside_for_a_proxy_and_for_headers_that_could_split_a_request(
     monkeypatch.setenv("NO_PROXY", "")
     assert not usable_for("https://mcp.example.com/mcp", {})
     assert usable_for("http://mcp.example.com/mcp", {})
+
+
+def test_interim_answers_are_skipped_for_the_answer_that_follows() -> None:
+    answer = (b"HTTP/1.1 103 Early Hints\r\nlink: </x>\r\n\r\n"
+              b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+    for url in answering_once(answer):
+        assert asyncio.run(_post(RawClient(url, {}, 10.0, 10.0), b"{}")) == (200, b"ok")
+
+
+def test_a_compressed_body_inflates_in_bounded_pieces() -> None:
+    # 64 MB of zeros is a 64 KB gzip body: it must never be inflated in one piece.
+    packed = gzip.compress(bytes(64 << 20), compresslevel=9)
+    answer = (b"HTTP/1.1 200 OK\r\ncontent-encoding: gzip\r\ncontent-length: %d\r\n\r\n"
+              % len(packed) + packed)
+
+    async def pieces(url: str) -> tuple[int, int]:
+        response = await RawClient(url, {}, 10.0, 10.0).request("POST", {}, b"{}")
+        try:
+            sizes = [len(piece) async for piece in response.aiter_bytes()]
+        finally:
+            await response.aclose()
+        return sum(sizes), max(sizes)
+
+    for url in answering_once(answer):
+        total, largest = asyncio.run(pieces(url))
+        assert total == 64 << 20 and largest <= 1 << 16

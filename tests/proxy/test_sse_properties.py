@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolcap.proxy._long import WINDOW, response_ids
-from toolcap.proxy._sse import SseEvent, SseReader
+from toolcap.proxy._sse import MAX_RETRY_MS, MIN_RETRY_MS, EventTooLarge, SseEvent, SseReader
 
 # A data line is any bytes but a line end; an id has no NUL (the spec ignores such an id).
 data_line = st.binary(max_size=80).map(lambda b: b.replace(b"\n", b"").replace(b"\r", b""))
@@ -100,3 +101,26 @@ def test_a_big_request_from_the_server_answers_nothing(request_id: int | str, te
 def test_a_big_answer_whose_id_is_inside_is_an_answer_of_unknown_id() -> None:
     data = b'{"result":{"text":"' + b"x" * (3 * WINDOW) + b'"},"id":5,"extra":' + b"1" * 9 + b"}"
     assert response_ids(data[:WINDOW], data[-WINDOW:]) == [None]
+
+
+def test_an_event_over_the_bound_is_refused_before_it_is_held() -> None:
+    reader = SseReader(max_event=1000)
+    assert reader.feed(b"data: " + b"x" * 500 + b"\n") == []
+    with pytest.raises(EventTooLarge):
+        reader.feed(b"data: " + b"y" * 600)  # the line is not even finished
+
+
+def test_an_endless_line_is_refused_while_it_grows() -> None:
+    reader = SseReader(max_event=4096)
+    with pytest.raises(EventTooLarge):
+        for _ in range(100):
+            reader.feed(b"z" * 100)
+
+
+@pytest.mark.parametrize(("asked", "kept"), [(b"0", MIN_RETRY_MS), (b"250", 250),
+                                             (b"999999999", MAX_RETRY_MS),
+                                             (b"9" * 5000, None)])
+def test_a_servers_retry_is_kept_within_reason(asked: bytes, kept: int | None) -> None:
+    reader = SseReader()
+    reader.feed(b"retry: " + asked + b"\n\n")
+    assert reader.retry_ms == kept

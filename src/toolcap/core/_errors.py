@@ -25,6 +25,8 @@ error result (internal):
   at a byte offset whose line and column the reader of the file then names.
 * :class:`JsonSyntaxError` (a ``ValueError``): an MCP client's configuration file that
   is not JSON (nor JSONC), with its line and column.
+* :class:`EventTooLarge` (a ``ValueError``): a message from an HTTP upstream grew past
+  ``max_line_size`` before it ended.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ __all__ = [
     "CommandNotStarted",
     "ConfigError",
     "DamagedArtifactError",
+    "EventTooLarge",
     "InvalidReferenceError",
     "JSONSpanError",
     "JsonSyntaxError",
@@ -147,6 +150,10 @@ class ToolNameConflict(Exception):
 
 class WriterClosed(Exception):
     """The other end of a pipe we write to has gone away."""
+
+
+class EventTooLarge(ValueError):
+    """A message from an HTTP upstream (a body, an event, a line) grew past its bound."""
 
 
 class JSONSpanError(ValueError):

@@ -44,9 +44,16 @@ def select_stored(
 ) -> tuple[str, str]:
     """The part of a stored original of ``size`` bytes at ``where``: through its index if
     it has one, else by parsing the whole (which the caller bounds)."""
-    if index is not None:
-        return select_indexed(index, read, where, start, count)
-    return select_part(read(0, size).decode("utf-8", "replace"), where, start, count)
+    try:
+        if index is not None:
+            return select_indexed(index, read, where, start, count)
+        return select_part(read(0, size).decode("utf-8", "replace"), where, start, count)
+    except RecursionError:
+        # A record's spans are checked only for range and order: a damaged or forged one
+        # can point into the middle of a string, "[[[[..." say, that nests past Python's limit.
+        raise ValueError(f"the part at {(where or '/')[:120]} cannot be read by pointer (it"
+                         " nests too deeply, or the index is damaged): read it by bytes"
+                         " or a search instead") from None
 
 
 def select_indexed(

@@ -85,7 +85,7 @@ def _serve(
     if url is not None:
         from ._http import HttpUpstream
 
-        upstream = HttpUpstream(url, headers or {}, timeout)
+        upstream = HttpUpstream(url, headers or {}, timeout, max_line)
     else:
         stdio = StdioUpstream(list(command or ()), stderr=pump, max_line=max_line)
         try:
@@ -145,7 +145,7 @@ def serve_proxy(
         if url is not None:
             from ._http import HttpUpstream
 
-            return HttpUpstream(url, headers or {}, timeout)
+            return HttpUpstream(url, headers or {}, timeout, config.max_line_size)
         stdio = StdioUpstream(list(command or ()), max_line=config.max_line_size)
         stdio.start()
         return stdio

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any, cast
 from urllib.parse import urlsplit
 
+from ..core._sizes import human_size
 from ._contracts import OnLine, OnLongLine, dumps, print_error
 from ._http_errors import describe_transport_error, explain_refusal
 from ._io import WriterClosed
@@ -26,7 +27,7 @@ from ._long import answered_ids
 from ._rawhttp import RawClient, drain, send_request, usable_for
 from ._relay import PROXY_ERROR
 from ._revision import negotiated_revision, revision_headers, wants_result_type
-from ._sse import SseReader
+from ._sse import EventTooLarge, SseReader
 
 __all__ = ["DEFAULT_TIMEOUT", "HttpUpstream"]
 
@@ -54,9 +55,11 @@ class HttpUpstream:
     #: How its end reads in a message.
     ended = "closed the connection"
 
-    def __init__(self, url: str, headers: dict[str, str], timeout: float | None = None) -> None:
+    def __init__(self, url: str, headers: dict[str, str], timeout: float | None = None,
+                 max_line: int | None = None) -> None:
         self.url = url
         self.headers = headers
+        self._max_line = max_line  # the longest answer held (max_line_size)
         self._timeouts = (DEFAULT_TIMEOUT, DEFAULT_READ_TIMEOUT) if timeout is None else (
             timeout, timeout)
         self._last_report: str | None = None
@@ -260,6 +263,8 @@ class HttpUpstream:
                 body = bytearray()
                 async for chunk in response.aiter_bytes():
                     body += chunk
+                    if self._max_line is not None and len(body) > self._max_line:
+                        raise EventTooLarge
                 waiting.clear()
                 holder = [bytes(body)]
                 del body
@@ -273,6 +278,14 @@ class HttpUpstream:
                                     "neither JSON nor an event stream")
         except httpx2.HTTPError as exc:
             self._fail(waiting, self._why(exc))
+        except EventTooLarge:
+            # Never held whole: the answer is refused, and the call says why and what to do.
+            self._fail(waiting, f"{self.url} answered with a message over max_line_size "
+                                f"({human_size(self._max_line or 0)}); raise it with "
+                                "--max-line-size")
+        except Exception as exc:  # whatever a server sends, each request gets an answer
+            self._fail(waiting, f"{self.url} sent an answer that could not be read "
+                                f"({type(exc).__name__})")
         finally:
             await response.aclose()
 
@@ -281,7 +294,7 @@ class HttpUpstream:
     ) -> SseReader:
         """Deliver the events of ``response`` (removing from ``waiting`` the ids they
         answer) until its end, or, ``until_answered``, until ``waiting`` is empty."""
-        reader = SseReader()
+        reader = SseReader(self._max_line)
         chunks = response.aiter_bytes()
         async for chunk in chunks:
             events = reader.feed(chunk)
@@ -334,7 +347,6 @@ class HttpUpstream:
 
     async def _listen(self) -> None:
         """The session's GET stream: what the server starts (requests, notifications)."""
-        import httpx2
 
         last_id: str | None = None
         retry_ms: int | None = None
@@ -356,7 +368,7 @@ class HttpUpstream:
                 last_id = reader.last_id or last_id
                 retry_ms = reader.retry_ms if reader.retry_ms is not None else retry_ms
                 failures = 0
-            except httpx2.HTTPError as exc:
+            except Exception as exc:  # an HTTP failure, or a stream that cannot be read
                 log.debug("the GET stream of %s failed: %s", self.url, exc)
                 failures += 1
             await asyncio.sleep((retry_ms if retry_ms is not None else _DEFAULT_RETRY_MS) / 1000)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import ssl
 import sys
 import zlib
@@ -28,6 +29,9 @@ T = TypeVar("T")
 
 _CHUNK = 1 << 16
 _MAX_HEAD = 1 << 20  # status line and headers of one response
+_MAX_INTERIM = 8  # 1xx heads skipped before the answer
+_DIGITS = re.compile(r"[0-9]{1,18}")
+_HEX = re.compile(rb"[0-9A-Fa-f]{1,15}")
 _IDLE_KEEP = 8  # idle connections kept open for the next requests
 
 
@@ -115,10 +119,21 @@ class RawResponse:
         inflate = (zlib.decompressobj(16 + zlib.MAX_WBITS) if encoding == "gzip" else
                    zlib.decompressobj() if encoding == "deflate" else None)
         async for chunk in self._raw():
-            piece = inflate.decompress(chunk) if inflate is not None else chunk
-            if piece:
-                yield piece
-        if inflate is not None and (rest := inflate.flush()):
+            if inflate is None:
+                yield chunk
+                continue
+            # In pieces of at most _CHUNK: a small body may inflate to gigabytes, and the
+            # caller bounds what it holds only piece by piece.
+            data = chunk
+            while data:
+                try:
+                    piece = inflate.decompress(data, _CHUNK)
+                except zlib.error as exc:
+                    raise _protocol(f"a body that is not valid {encoding}") from exc
+                data = inflate.unconsumed_tail
+                if piece:
+                    yield piece
+        if inflate is not None and (rest := inflate.flush(_CHUNK)):
             yield rest
 
     async def _raw(self) -> AsyncIterator[bytes]:
@@ -153,7 +168,10 @@ class RawResponse:
         size_line = await _timed(conn.reader.readline(), read)
         if not size_line.endswith(b"\n"):
             raise _protocol("the connection ended inside a chunked body")
-        size = int(size_line.split(b";", 1)[0].strip(), 16)  # ValueError: malformed
+        token = size_line.split(b";", 1)[0].strip()
+        if not _HEX.fullmatch(token):  # int() would take "-1", and read(-1) reads to the end
+            raise _protocol(f"a malformed or cut body (chunk size {token[:40]!r})")
+        size = int(token, 16)
         if size == 0:
             while (await _timed(conn.reader.readline(), read)).strip():
                 pass  # trailers
@@ -265,9 +283,11 @@ class RawClient:
         return _Conn(reader, writer), False
 
     async def _response(
-        self, conn: _Conn, method: str, timeout: float | None
+        self, conn: _Conn, method: str, timeout: float | None, interim: int = 0
     ) -> RawResponse | None:
-        """The response's head; None if the connection ended before its first byte."""
+        """The response's head; None if the connection ended before its first byte.
+
+        Interim answers (1xx, such as 103 Early Hints) are skipped, a few at most."""
         try:
             await conn.writer.drain()
             head = await _timed(conn.reader.readuntil(b"\r\n\r\n"), timeout)
@@ -287,6 +307,10 @@ class RawClient:
             status = int(status_line[1])
         except ValueError:
             raise _protocol(f"a malformed status line: {lines[0][:80]!r}") from None
+        if 100 <= status < 200 and status != 101:
+            if interim >= _MAX_INTERIM:
+                raise _protocol(f"more than {_MAX_INTERIM} interim answers")
+            return await self._response(conn, method, timeout, interim + 1)
         pairs: dict[str, str] = {}
         for line in lines[1:]:
             name, sep, value = line.partition(":")
@@ -299,10 +323,9 @@ class RawClient:
         if method == "HEAD" or status in (204, 304) or 100 <= status < 200:
             length = 0
         elif not chunked and "content-length" in pairs:
-            try:
-                length = int(pairs["content-length"])
-            except ValueError:
-                raise _protocol("a malformed Content-Length") from None
+            if not _DIGITS.fullmatch(pairs["content-length"]):  # "-1" would read to the end
+                raise _protocol("a malformed Content-Length")
+            length = int(pairs["content-length"])
         return RawResponse(self, conn, _Request(method, self._host), status, _Headers(pairs),
                            length, chunked, timeout)
 

@@ -12,7 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["SseEvent", "SseReader"]
+from ..core._errors import EventTooLarge
+
+__all__ = ["MAX_RETRY_MS", "MIN_RETRY_MS", "EventTooLarge", "SseEvent", "SseReader"]
+
+#: The bounds put on a server's ``retry`` (milliseconds before reconnecting).
+MIN_RETRY_MS = 100
+MAX_RETRY_MS = 60_000
 
 
 @dataclass
@@ -26,9 +32,11 @@ class SseEvent:
 class SseReader:
     """Splits a byte stream into server-sent events (the WHATWG parsing rules, in bytes)."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_event: int | None = None) -> None:
+        self._max_event = max_event  # bytes an event may hold before it ends
         self._line = bytearray()  # the line being read, across chunks
         self._data: list[bytes] = []  # the data lines of the event being read
+        self._held = 0  # bytes of those data lines
         self._has_data = False
         self._event_id: str | None = None
         #: The last event id the stream set (sent back as Last-Event-ID to resume).
@@ -44,7 +52,9 @@ class SseReader:
             end = chunk.find(b"\n", start)
             if end < 0:
                 self._line += memoryview(chunk)[start:]
+                self._check(len(self._line))
                 return events
+            self._check(len(self._line) + end - start)
             if self._line:
                 self._line += memoryview(chunk)[start:end]
                 line: bytes | bytearray = self._line
@@ -81,13 +91,19 @@ class SseReader:
                 value = line[skip:]
         if name == b"data":
             self._data.append(bytes(value) if isinstance(value, bytearray) else value)
+            self._held += len(value) + 1
             self._has_data = True
         elif name == b"id":
             if b"\0" not in value:
                 self._event_id = bytes(value).decode("utf-8", "replace")
-        elif name == b"retry" and value.isdigit():
-            self.retry_ms = int(value)
+        elif name == b"retry" and value.isdigit() and len(value) <= 9:
+            # Within reason, whatever the server asks: no busy loop, no wait of days.
+            self.retry_ms = min(max(int(value), MIN_RETRY_MS), MAX_RETRY_MS)
         return None
+
+    def _check(self, line: int) -> None:
+        if self._max_event is not None and self._held + line > self._max_event:
+            raise EventTooLarge(f"an event over {self._max_event} bytes")
 
     def _dispatch(self) -> SseEvent | None:
         if self._event_id is not None:
@@ -98,6 +114,7 @@ class SseReader:
             return event
         data = self._data[0] if len(self._data) == 1 else b"\n".join(self._data)
         self._data = []
+        self._held = 0
         self._has_data = False
         event = SseEvent(data, self._event_id)
         self._event_id = None
