@@ -341,3 +341,26 @@ def test_an_answer_over_max_line_size_is_refused_never_held_whole(
     assert lines == [f"toolcap proxy: {url} answered with a message over max_line_size "
                      "(64.0 KB); raise it with --max-line-size"]
     assert shown == lines[0]
+
+
+def test_a_session_stopped_while_its_server_never_answers_leaves_no_thread() -> None:
+    # A server that accepts and never answers: the initialize exchange waits on it.
+    # Stopping the session gives it up after the grace period, thread and socket both.
+    from toolcap.proxy._http import HttpUpstream
+
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/mcp"
+        upstream = HttpUpstream(url, {}, 60.0)
+        upstream.run(lambda holder: None, lambda: None)
+        initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                      "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                 "clientInfo": {"name": "t", "version": "1"}}}
+        upstream.send(json.dumps(initialize).encode())
+        held, _ = listener.accept()  # the request arrived; no answer will
+        with held:
+            upstream.stop(grace=0.2)
+            assert upstream._thread is not None
+            upstream._thread.join(10)
+            assert not upstream._thread.is_alive()

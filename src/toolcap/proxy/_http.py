@@ -73,6 +73,7 @@ class HttpUpstream:
         # Requests in flight on a revision that cancels by closing the stream (2026-07-28).
         self._cancel_by_close: dict[Any, asyncio.Task[None]] = {}
         self._closed = False
+        self._writing: asyncio.Task[None] | None = None  # _write_all, while the loop runs
         self._grace = 2.0
         self._client: Any = None
         self._on_line: OnLine = lambda holder: None
@@ -144,13 +145,23 @@ class HttpUpstream:
             return
         with contextlib.suppress(RuntimeError):
             self._loop.call_soon_threadsafe(self._outbox.put_nowait, None)
-        self._thread.join(grace + 2.0)
+            # An exchange still waiting on a server that does not answer is given up
+            # after the grace period: no thread or socket outlives a closed session.
+            self._loop.call_soon_threadsafe(self._give_up_after, grace)
+        self._thread.join(2 * grace + 2.0)
+
+    def _give_up_after(self, grace: float) -> None:
+        writing = self._writing
+        if writing is not None:
+            asyncio.get_running_loop().call_later(grace, writing.cancel)
 
     # -- the event loop ---------------------------------------------------------
 
     async def _main(self) -> None:
+        self._writing = asyncio.get_running_loop().create_task(self._write_all())
         try:
-            await self._write_all()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._writing
         finally:
             for task in list(self._tasks):
                 task.cancel()
