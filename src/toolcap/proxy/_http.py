@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import json
 import logging
 import threading
@@ -26,7 +25,12 @@ from ._io import WriterClosed
 from ._long import answered_ids
 from ._rawhttp import RawClient, drain, send_request, usable_for
 from ._relay import PROXY_ERROR
-from ._revision import negotiated_revision, revision_headers, wants_result_type
+from ._revision import (
+    StreamCancels,
+    negotiated_revision,
+    revision_headers,
+    wants_result_type,
+)
 from ._sse import EventTooLarge, SseReader
 
 __all__ = ["DEFAULT_TIMEOUT", "HttpUpstream"]
@@ -70,8 +74,7 @@ class HttpUpstream:
         self._starting = threading.Lock()
         self._outbox: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._tasks: set[asyncio.Task[None]] = set()
-        # Requests in flight on a revision that cancels by closing the stream (2026-07-28).
-        self._cancel_by_close: dict[Any, asyncio.Task[None]] = {}
+        self._cancel_by_close = StreamCancels()
         self._closed = False
         self._writing: asyncio.Task[None] | None = None  # _write_all, while the loop runs
         self._grace = 2.0
@@ -186,8 +189,9 @@ class HttpUpstream:
             first = items[0] if items and isinstance(items[0], dict) else {}
             params = first.get("params")
             routing = revision_headers(first) if len(items) == 1 else {}
-            if first.get("method") == "notifications/cancelled" and self._cancelled(params):
-                continue
+            if first.get("method") == "notifications/cancelled" and (
+                    self._cancel_by_close.cancel(params)):
+                continue  # done by closing the request's stream: nothing to send
             if any(m.get("method") == "initialize" for m in requests):
                 # In order: every later message needs the session it opens.
                 self._version = None
@@ -197,8 +201,7 @@ class HttpUpstream:
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
                 if len(ids) == 1 and wants_result_type(params) and isinstance(ids[0], (str, int)):
-                    self._cancel_by_close[ids[0]] = task
-                    task.add_done_callback(functools.partial(self._forget, ids[0]))
+                    self._cancel_by_close.track(ids[0], task)
             else:
                 # Notifications and responses go in order, as the client sent them.
                 await self._exchange(line, [], routing)
@@ -206,21 +209,6 @@ class HttpUpstream:
                     listening = asyncio.get_running_loop().create_task(self._listen())
                     self._tasks.add(listening)
                     listening.add_done_callback(self._tasks.discard)
-
-    def _cancelled(self, params: Any) -> bool:
-        """Whether a cancellation was done by closing its request's stream, as 2026-07-28
-        does (that revision sends no notifications over HTTP); else it is sent on."""
-        request_id = params.get("requestId") if isinstance(params, dict) else None
-        key = request_id if isinstance(request_id, (str, int)) else None
-        task = self._cancel_by_close.pop(key, None)
-        if task is None:
-            return False
-        task.cancel()
-        return True
-
-    def _forget(self, request_id: Any, task: asyncio.Task[None]) -> None:
-        if self._cancel_by_close.get(request_id) is task:
-            del self._cancel_by_close[request_id]
 
     def _headers(
         self, routing: dict[str, str] | None = None, *, stream_only: bool = False

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import functools
 import json
 from typing import Any
 
 __all__ = [
-    "empty_tools_list", "for_revision", "negotiated_revision", "request_revision",
-    "revision_headers", "text_result", "wants_result_type",
+    "StreamCancels", "empty_tools_list", "for_revision", "negotiated_revision",
+    "request_revision", "revision_headers", "text_result", "wants_result_type",
 ]
 
 # The request ``_meta`` key by which revisions from 2026-07-28 on name themselves on
@@ -82,3 +84,30 @@ def empty_tools_list(result_type: bool) -> dict[str, Any]:
     """A tools/list result with no tools; a revision with cached lists (2026-07-28 on)
     is told not to keep it."""
     return {"tools": [], "cacheScope": "private", "ttlMs": 0} if result_type else {"tools": []}
+
+
+class StreamCancels:
+    """Requests in flight on a revision that cancels a request by closing its stream
+    (2026-07-28, which sends no cancellation notifications over HTTP), by id."""
+
+    def __init__(self) -> None:
+        self._tasks: dict[Any, asyncio.Task[None]] = {}
+
+    def track(self, request_id: str | int, task: asyncio.Task[None]) -> None:
+        """Remember the task that carries ``request_id``, until it is done."""
+        self._tasks[request_id] = task
+        task.add_done_callback(functools.partial(self._forget, request_id))
+
+    def cancel(self, params: Any) -> bool:
+        """Cancel the tracked request a ``notifications/cancelled`` names; whether there was
+        one (if not, the notification is for the server)."""
+        request_id = params.get("requestId") if isinstance(params, dict) else None
+        task = self._tasks.pop(request_id, None) if isinstance(request_id, (str, int)) else None
+        if task is None:
+            return False
+        task.cancel()
+        return True
+
+    def _forget(self, request_id: str | int, task: asyncio.Task[None]) -> None:
+        if self._tasks.get(request_id) is task:
+            del self._tasks[request_id]
