@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from unittest import mock
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from _strategies import leaves, tricky_character, write_json
 from toolcap.core import _jsonindex
 from toolcap.core._jsondoc import escape_token
-from toolcap.core._jsonindex import HeldDocument, JsonIndex, build_index, index_of, parse_index
-from toolcap.core._jsonpart import select_indexed, select_part
+from toolcap.core._jsonindex import (
+    Container,
+    HeldDocument,
+    JsonIndex,
+    build_index,
+    index_of,
+    parse_index,
+)
+from toolcap.core._jsonpart import select_indexed, select_part, select_stored
 
 PROPERTY = settings(max_examples=200, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -206,3 +215,16 @@ def test_the_record_stays_within_its_bound_whatever_the_keys() -> None:
     assert size <= _jsonindex.MAX_INDEX_BYTES + 1024
     part = select_indexed(index, reader(text.encode(), []), "/7/members")
     assert part == select_part(text, "/7/members")
+
+
+def test_a_forged_span_into_a_string_of_brackets_is_a_one_line_error() -> None:
+    # A record's spans are checked for range and order only: a forged one can point
+    # into a string that nests past Python's recursion limit when parsed.
+    text = '{"a": "' + "[" * 200_000 + '"}'
+    data = text.encode()
+    real = build_index(text)
+    assert real is not None
+    forged = dataclasses.replace(real, nodes={"": Container(
+        0, len(data), 1, False, members=(("a", 7, len(data) - 2),))})
+    with pytest.raises(ValueError, match="cannot be read by pointer"):
+        select_stored(forged, lambda low, high: data[low:high], len(data), "/a")
