@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -110,3 +113,46 @@ def run_writers_together(script: str, root: Path, count: int) -> None:
             if writer.poll() is None:
                 writer.kill()
                 writer.wait()
+
+
+class TcpRelay:
+    """A TCP relay on 127.0.0.1 in front of ``target``: each connection is piped both
+    ways, and :meth:`passes` sees each piece first (a subclass counts or drops)."""
+
+    def __init__(self, target: tuple[str, int]) -> None:
+        self.target = target
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port: int = self.listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def passes(self, data: bytes, answer: bool) -> bool:
+        """Whether the connection goes on after ``data`` (sent by the target when
+        ``answer``) is relayed. Runs before the data is sent on."""
+        return True
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(self.target)
+            threading.Thread(target=self._pipe, args=(client, upstream, False), daemon=True).start()
+            threading.Thread(target=self._pipe, args=(upstream, client, True), daemon=True).start()
+
+    def _pipe(self, source: socket.socket, sink: socket.socket, answer: bool) -> None:
+        try:
+            while data := source.recv(1 << 16):
+                going_on = self.passes(data, answer)
+                sink.sendall(data)
+                if not going_on:
+                    break
+        except OSError:
+            pass
+        finally:
+            for sock in (source, sink):
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+
+    def close(self) -> None:
+        self.listener.close()

@@ -3,9 +3,7 @@ Last-Event-ID and gets what followed, once, and nothing else."""
 
 from __future__ import annotations
 
-import contextlib
 import json
-import socket
 import sys
 import threading
 import urllib.parse
@@ -18,6 +16,7 @@ import httpx2
 import pytest
 from anyio.from_thread import BlockingPortal
 
+from helpers import TcpRelay
 from proxy.proxy_helpers import BIGSERVER, base_env, text_of, write_config
 from proxy.serve_helpers import HttpClient, Listener
 
@@ -144,47 +143,23 @@ def test_a_resumption_from_an_unknown_event_is_refused(listener: Listener) -> No
         session.close()
 
 
-class Cutter:
+class Cutter(TcpRelay):
     """A TCP relay in front of the proxy that drops, once, the connection whose answer
     carries ``marker``: what a flaky network does to a client mid-call."""
 
     def __init__(self, target: str, marker: bytes) -> None:
         parts = urllib.parse.urlsplit(target)
-        self.target = (parts.hostname or "127.0.0.1", parts.port or 80)
         self.marker = marker
         self.cut = threading.Event()
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}{parts.path}"
-        threading.Thread(target=self._accept, daemon=True).start()
+        super().__init__((parts.hostname or "127.0.0.1", parts.port or 80))
+        self.url = f"http://127.0.0.1:{self.port}{parts.path}"
 
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return
-            server = socket.create_connection(self.target)
-            threading.Thread(target=self._pipe, args=(client, server, False), daemon=True).start()
-            threading.Thread(target=self._pipe, args=(server, client, True), daemon=True).start()
-
-    def _pipe(self, source: socket.socket, sink: socket.socket, answers: bool) -> None:
-        try:
-            while data := source.recv(65536):
-                if answers and not self.cut.is_set() and self.marker in data:
-                    # The event carrying the marker gets through; the connection then drops.
-                    sink.sendall(data)
-                    self.cut.set()
-                    break
-                sink.sendall(data)
-        except OSError:
-            pass
-        for end in (source, sink):
-            with contextlib.suppress(OSError):
-                end.shutdown(socket.SHUT_RDWR)
-            end.close()
-
-    def close(self) -> None:
-        self.listener.close()
+    def passes(self, data: bytes, answer: bool) -> bool:
+        # The event carrying the marker gets through; the connection then drops.
+        if answer and not self.cut.is_set() and self.marker in data:
+            self.cut.set()
+            return False
+        return True
 
 
 def test_the_sdk_client_resumes_a_dropped_stream_and_gets_the_result_once(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import socket
 import subprocess
@@ -17,19 +16,17 @@ import pytest
 pytest.importorskip("s3fs")
 moto_server = pytest.importorskip("moto.server")
 
+from helpers import TcpRelay  # noqa: E402
 from moto_s3 import BUCKET, CREDENTIALS, env_with, moto_s3  # noqa: E402
 
 
-class CountingProxy:
+class CountingProxy(TcpRelay):
     """A TCP relay on loopback that counts the bytes the server sends back."""
 
     def __init__(self, target: tuple[str, int]) -> None:
-        self.target = target
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
         self._lock = threading.Lock()
         self._served = 0
-        threading.Thread(target=self._accept, daemon=True).start()
+        super().__init__(target)
 
     @property
     def url(self) -> str:
@@ -44,32 +41,11 @@ class CountingProxy:
         with self._lock:
             self._served = 0
 
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return
-            upstream = socket.create_connection(self.target)
-            threading.Thread(target=self._pump, args=(client, upstream, False), daemon=True).start()
-            threading.Thread(target=self._pump, args=(upstream, client, True), daemon=True).start()
-
-    def _pump(self, source: socket.socket, sink: socket.socket, count: bool) -> None:
-        try:
-            while data := source.recv(1 << 16):
-                if count:  # counted before it is relayed, so a reader never outruns the count
-                    with self._lock:
-                        self._served += len(data)
-                sink.sendall(data)
-        except OSError:
-            pass
-        finally:
-            for sock in (source, sink):
-                with contextlib.suppress(OSError):
-                    sock.shutdown(socket.SHUT_RDWR)
-
-    def close(self) -> None:
-        self.listener.close()
+    def passes(self, data: bytes, answer: bool) -> bool:
+        if answer:  # counted before it is relayed, so a reader never outruns the count
+            with self._lock:
+                self._served += len(data)
+        return True
 
 
 @pytest.fixture(scope="module")
