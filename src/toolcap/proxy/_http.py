@@ -260,10 +260,13 @@ class HttpUpstream:
             kind = response.headers.get("content-type", "").lower()
             if kind.startswith("application/json"):
                 body = bytearray()
-                async for chunk in response.aiter_bytes():
-                    body += chunk
-                    if self._max_line is not None and len(body) > self._max_line:
-                        raise EventTooLarge
+                # Closed here, not by the collector: left open, its closing is a task the
+                # loop may end before (and Python says so on stderr).
+                async with contextlib.aclosing(response.aiter_bytes()) as chunks:
+                    async for chunk in chunks:
+                        body += chunk
+                        if self._max_line is not None and len(body) > self._max_line:
+                            raise EventTooLarge
                 waiting.clear()
                 holder = [bytes(body)]
                 del body
@@ -294,29 +297,29 @@ class HttpUpstream:
         """Deliver the events of ``response`` (removing from ``waiting`` the ids they
         answer) until its end, or, ``until_answered``, until ``waiting`` is empty."""
         reader = SseReader(self._max_line)
-        chunks = response.aiter_bytes()
-        async for chunk in chunks:
-            events = reader.feed(chunk)
-            events.reverse()
-            while events:
-                # The message passes on in a holder of its own, so that the relay
-                # holds its only reference and may let go of it once read.
-                holder = [events.pop().data]
-                if not holder[0]:
-                    continue  # a priming event: an id to resume from, no message
-                if waiting:
-                    for answered in answered_ids(holder[0]):
-                        if answered in waiting:
-                            waiting.remove(answered)
-                        elif answered is None and len(waiting) == 1:
-                            waiting.clear()  # an answer whose id is too deep to find
-                self._deliver(holder, initialize)
-            if until_answered and not waiting:
-                # The server ends the stream after the answer: read to that end, so
-                # that the connection is kept for the next request, but not for long.
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(drain(chunks), _DRAIN_SECONDS)
-                break
+        async with contextlib.aclosing(response.aiter_bytes()) as chunks:
+            async for chunk in chunks:
+                events = reader.feed(chunk)
+                events.reverse()
+                while events:
+                    # The message passes on in a holder of its own, so that the relay
+                    # holds its only reference and may let go of it once read.
+                    holder = [events.pop().data]
+                    if not holder[0]:
+                        continue  # a priming event: an id to resume from, no message
+                    if waiting:
+                        for answered in answered_ids(holder[0]):
+                            if answered in waiting:
+                                waiting.remove(answered)
+                            elif answered is None and len(waiting) == 1:
+                                waiting.clear()  # an answer whose id is too deep to find
+                    self._deliver(holder, initialize)
+                if until_answered and not waiting:
+                    # The server ends the stream after the answer: read to that end, so
+                    # that the connection is kept for the next request, but not for long.
+                    with contextlib.suppress(asyncio.TimeoutError):
+                        await asyncio.wait_for(drain(chunks), _DRAIN_SECONDS)
+                    break
         return reader
 
     async def _resume(self, reader: SseReader, waiting: list[Any], initialize: bool) -> None:

@@ -19,7 +19,7 @@ import re
 import ssl
 import sys
 import zlib
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -118,25 +118,26 @@ class RawResponse:
         encoding = (self.headers.get("content-encoding") or "").strip().lower()
         inflate = (zlib.decompressobj(16 + zlib.MAX_WBITS) if encoding == "gzip" else
                    zlib.decompressobj() if encoding == "deflate" else None)
-        async for chunk in self._raw():
-            if inflate is None:
-                yield chunk
-                continue
-            # In pieces of at most _CHUNK: a small body may inflate to gigabytes, and the
-            # caller bounds what it holds only piece by piece.
-            data = chunk
-            while data:
-                try:
-                    piece = inflate.decompress(data, _CHUNK)
-                except zlib.error as exc:
-                    raise _protocol(f"a body that is not valid {encoding}") from exc
-                data = inflate.unconsumed_tail
-                if piece:
-                    yield piece
+        async with contextlib.aclosing(self._raw()) as raw:
+            async for chunk in raw:
+                if inflate is None:
+                    yield chunk
+                    continue
+                # In pieces of at most _CHUNK: a small body may inflate to gigabytes, and the
+                # caller bounds what it holds only piece by piece.
+                data = chunk
+                while data:
+                    try:
+                        piece = inflate.decompress(data, _CHUNK)
+                    except zlib.error as exc:
+                        raise _protocol(f"a body that is not valid {encoding}") from exc
+                    data = inflate.unconsumed_tail
+                    if piece:
+                        yield piece
         if inflate is not None and (rest := inflate.flush(_CHUNK)):
             yield rest
 
-    async def _raw(self) -> AsyncIterator[bytes]:
+    async def _raw(self) -> AsyncGenerator[bytes, None]:
         conn = self._conn
         if conn is None or self._done:
             return
