@@ -21,9 +21,9 @@ from urllib.parse import urlsplit
 from ..core._sizes import human_size
 from ._contracts import OnLine, OnLongLine, dumps, print_error
 from ._http_errors import describe_transport_error, explain_refusal
+from ._httpevents import listen, read_events, resume
 from ._io import WriterClosed
-from ._long import answered_ids
-from ._rawhttp import RawClient, drain, send_request, usable_for
+from ._rawhttp import RawClient, send_request, usable_for
 from ._relay import PROXY_ERROR
 from ._revision import (
     StreamCancels,
@@ -31,7 +31,7 @@ from ._revision import (
     revision_headers,
     wants_result_type,
 )
-from ._sse import EventTooLarge, SseReader
+from ._sse import EventTooLarge
 
 __all__ = ["DEFAULT_TIMEOUT", "HttpUpstream"]
 
@@ -39,12 +39,6 @@ __all__ = ["DEFAULT_TIMEOUT", "HttpUpstream"]
 # run for minutes before its first byte, so reading waits longer by default.
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_READ_TIMEOUT = 300.0
-# A reply stream cut short is resumed this many times before its requests fail.
-_RESUME_ATTEMPTS = 2
-# Milliseconds before resuming or reopening a stream, unless the server says otherwise.
-_DEFAULT_RETRY_MS = 1000
-# Seconds a stream may go on after its last answer before it is closed.
-_DRAIN_SECONDS = 5.0
 _SESSION = "mcp-session-id"
 _VERSION = "mcp-protocol-version"
 
@@ -172,7 +166,7 @@ class HttpUpstream:
             if self._session_id is not None:
                 with contextlib.suppress(Exception):
                     response = await asyncio.wait_for(
-                        self._open("DELETE", self._headers()), self._grace)
+                        self.open("DELETE", self._headers()), self._grace)
                     await response.aclose()
             await self._client.aclose()
 
@@ -206,9 +200,16 @@ class HttpUpstream:
                 # Notifications and responses go in order, as the client sent them.
                 await self._exchange(line, [], routing)
                 if first.get("method") == "notifications/initialized":
-                    listening = asyncio.get_running_loop().create_task(self._listen())
+                    listening = asyncio.get_running_loop().create_task(listen(self))
                     self._tasks.add(listening)
                     listening.add_done_callback(self._tasks.discard)
+
+    @property
+    def max_event(self) -> int | None:
+        return self._max_line
+
+    def stream_headers(self) -> dict[str, str]:
+        return self._headers(stream_only=True)
 
     def _headers(
         self, routing: dict[str, str] | None = None, *, stream_only: bool = False
@@ -235,9 +236,9 @@ class HttpUpstream:
         waiting = list(ids)
         in_session = self._session_id is not None
         try:
-            response = await self._open("POST", self._headers(routing), line)
+            response = await self.open("POST", self._headers(routing), line)
         except httpx2.TransportError as exc:
-            self._fail(waiting, self._why(exc))
+            self.fail(waiting, self._why(exc))
             return
         try:
             status = response.status_code
@@ -246,16 +247,16 @@ class HttpUpstream:
                 if message is not None:  # the server's own error (invalid params, say)
                     self._report(None)
                     if waiting:
-                        self._deliver([dumps(message)], False)
+                        self.deliver([dumps(message)], False)
                 else:
-                    self._fail(waiting, text or "")
+                    self.fail(waiting, text or "")
                 return
             self._report(None)
             if initialize and (session := response.headers.get(_SESSION)):
                 self._session_id = session
             if status == 202 or not waiting:
                 if waiting:
-                    self._fail(waiting, f"{self.url} accepted a request without answering it")
+                    self.fail(waiting, f"{self.url} accepted a request without answering it")
                 return
             kind = response.headers.get("content-type", "").lower()
             if kind.startswith("application/json"):
@@ -270,112 +271,28 @@ class HttpUpstream:
                 waiting.clear()
                 holder = [bytes(body)]
                 del body
-                self._deliver(holder, initialize)
+                self.deliver(holder, initialize)
             elif kind.startswith("text/event-stream"):
-                reader = await self._read_events(response, waiting, initialize)
+                reader = await read_events(self, response, waiting, initialize)
                 if waiting:
-                    await self._resume(reader, waiting, initialize)
+                    await resume(self, reader, waiting, initialize)
             else:
-                self._fail(waiting, f"{self.url} answered with {kind or 'no content type'!r}, "
+                self.fail(waiting, f"{self.url} answered with {kind or 'no content type'!r}, "
                                     "neither JSON nor an event stream")
         except httpx2.HTTPError as exc:
-            self._fail(waiting, self._why(exc))
+            self.fail(waiting, self._why(exc))
         except EventTooLarge:
             # Never held whole: the answer is refused, and the call says why and what to do.
-            self._fail(waiting, f"{self.url} answered with a message over max_line_size "
+            self.fail(waiting, f"{self.url} answered with a message over max_line_size "
                                 f"({human_size(self._max_line or 0)}); raise it with "
                                 "--max-line-size")
         except Exception as exc:  # whatever a server sends, each request gets an answer
-            self._fail(waiting, f"{self.url} sent an answer that could not be read "
+            self.fail(waiting, f"{self.url} sent an answer that could not be read "
                                 f"({type(exc).__name__})")
         finally:
             await response.aclose()
 
-    async def _read_events(
-        self, response: Any, waiting: list[Any], initialize: bool, *, until_answered: bool = True
-    ) -> SseReader:
-        """Deliver the events of ``response`` (removing from ``waiting`` the ids they
-        answer) until its end, or, ``until_answered``, until ``waiting`` is empty."""
-        reader = SseReader(self._max_line)
-        async with contextlib.aclosing(response.aiter_bytes()) as chunks:
-            async for chunk in chunks:
-                events = reader.feed(chunk)
-                events.reverse()
-                while events:
-                    # The message passes on in a holder of its own, so that the relay
-                    # holds its only reference and may let go of it once read.
-                    holder = [events.pop().data]
-                    if not holder[0]:
-                        continue  # a priming event: an id to resume from, no message
-                    if waiting:
-                        for answered in answered_ids(holder[0]):
-                            if answered in waiting:
-                                waiting.remove(answered)
-                            elif answered is None and len(waiting) == 1:
-                                waiting.clear()  # an answer whose id is too deep to find
-                    self._deliver(holder, initialize)
-                if until_answered and not waiting:
-                    # The server ends the stream after the answer: read to that end, so
-                    # that the connection is kept for the next request, but not for long.
-                    with contextlib.suppress(asyncio.TimeoutError):
-                        await asyncio.wait_for(drain(chunks), _DRAIN_SECONDS)
-                    break
-        return reader
-
-    async def _resume(self, reader: SseReader, waiting: list[Any], initialize: bool) -> None:
-        """The stream ended before its answers: resume after its last event, or fail them."""
-        import httpx2
-
-        last_id = reader.last_id
-        retry_ms = reader.retry_ms
-        for _ in range(_RESUME_ATTEMPTS if last_id is not None else 0):
-            await asyncio.sleep((retry_ms if retry_ms is not None else _DEFAULT_RETRY_MS) / 1000)
-            headers = {**self._headers(stream_only=True), "last-event-id": str(last_id)}
-            try:
-                response = await self._open("GET", headers)
-                try:
-                    if response.status_code >= 300:
-                        break
-                    again = await self._read_events(response, waiting, initialize)
-                finally:
-                    await response.aclose()
-            except httpx2.HTTPError:
-                continue
-            if not waiting:
-                return
-            last_id = again.last_id or last_id
-            retry_ms = again.retry_ms if again.retry_ms is not None else retry_ms
-        self._fail(waiting, f"{self.url} ended the answer's event stream before the answer")
-
-    async def _listen(self) -> None:
-        """The session's GET stream: what the server starts (requests, notifications)."""
-
-        last_id: str | None = None
-        retry_ms: int | None = None
-        failures = 0
-        while failures < _RESUME_ATTEMPTS:
-            headers = self._headers(stream_only=True)
-            if last_id is not None:
-                headers["last-event-id"] = last_id
-            try:
-                # An idle session may send nothing for hours: no read timeout here.
-                response = await self._open("GET", headers, idle=True)
-                try:
-                    kind = response.headers.get("content-type", "").lower()
-                    if response.status_code != 200 or not kind.startswith("text/event-stream"):
-                        return  # the server offers no such stream (405), or not now
-                    reader = await self._read_events(response, [], False, until_answered=False)
-                finally:
-                    await response.aclose()
-                last_id = reader.last_id or last_id
-                retry_ms = reader.retry_ms if reader.retry_ms is not None else retry_ms
-                failures = 0
-            except Exception as exc:  # an HTTP failure, or a stream that cannot be read
-                log.debug("the GET stream of %s failed: %s", self.url, exc)
-                failures += 1
-            await asyncio.sleep((retry_ms if retry_ms is not None else _DEFAULT_RETRY_MS) / 1000)
-
-    async def _open(
+    async def open(
         self, method: str, headers: dict[str, str], body: bytes = b"", *, idle: bool = False
     ) -> Any:
         """Send a request; its response, whose body is read as it is iterated. ``idle``:
@@ -388,9 +305,9 @@ class HttpUpstream:
         return describe_transport_error(self.url, urlsplit(self.url).hostname or "", exc,
                                         *self._timeouts)
 
-    # -- delivering -------------------------------------------------------------
+    # -- delivering (also for _httpevents) ---------------------------------------
 
-    def _deliver(self, holder: list[bytes], initialize: bool) -> None:
+    def deliver(self, holder: list[bytes], initialize: bool) -> None:
         """Pass one message (the only item of ``holder``) to the relay; of the answer to
         initialize, keep the revision chosen, for the header of every later request."""
         if initialize:
@@ -398,12 +315,12 @@ class HttpUpstream:
         # The relay takes lines read into a bytearray too; it only pops this one.
         self._on_line(cast("list[bytes | bytearray]", holder))
 
-    def _fail(self, ids: list[Any], text: str) -> None:
+    def fail(self, ids: list[Any], text: str) -> None:
         """Say ``text`` on stderr (once while it lasts) and answer each request with it."""
         self._report(text)
         for request_id in ids:
             error = {"code": PROXY_ERROR, "message": f"toolcap proxy: {text}"}
-            self._deliver([dumps({"jsonrpc": "2.0", "id": request_id, "error": error})], False)
+            self.deliver([dumps({"jsonrpc": "2.0", "id": request_id, "error": error})], False)
         ids.clear()
 
     def _report(self, text: str | None) -> None:

@@ -1,0 +1,142 @@
+"""The event streams of an upstream reached over Streamable HTTP (``toolcap proxy --url``).
+
+An answer may come as server-sent events: read as they arrive and passed on one by
+one, the stream resumed after its last event (``Last-Event-ID``) when it is cut
+short before its answers, and the session's GET stream kept open for what the
+server starts. What these need of the session (its headers, a request, where a
+message goes, how a request fails) is :class:`EventSession`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any, Protocol
+
+from ._long import answered_ids
+from ._rawhttp import drain
+from ._sse import SseReader
+
+__all__ = ["EventSession", "listen", "read_events", "resume"]
+
+# A reply stream cut short is resumed this many times before its requests fail.
+_RESUME_ATTEMPTS = 2
+# Milliseconds before resuming or reopening a stream, unless the server says otherwise.
+_DEFAULT_RETRY_MS = 1000
+# Seconds a stream may go on after its last answer before it is closed.
+_DRAIN_SECONDS = 5.0
+
+log = logging.getLogger("toolcap.proxy")
+
+
+class EventSession(Protocol):
+    """What reading a session's event streams asks of the session."""
+
+    url: str
+
+    @property
+    def max_event(self) -> int | None:
+        """The most bytes one event may hold (``max_line_size``), or None."""
+
+    def stream_headers(self) -> dict[str, str]:
+        """The headers of a GET for the session's event stream."""
+
+    async def open(self, method: str, headers: dict[str, str], body: bytes = b"", *,
+                   idle: bool = False) -> Any:
+        """Send a request; its response, whose body is read as it is iterated."""
+
+    def deliver(self, holder: list[bytes], initialize: bool) -> None:
+        """Pass one message (the only item of ``holder``) on to the relay."""
+
+    def fail(self, ids: list[Any], text: str) -> None:
+        """Answer each request of ``ids`` with the error ``text``."""
+
+
+async def read_events(
+    session: EventSession, response: Any, waiting: list[Any], initialize: bool, *,
+    until_answered: bool = True,
+) -> SseReader:
+    """Deliver the events of ``response`` (removing from ``waiting`` the ids they
+    answer) until its end, or, ``until_answered``, until ``waiting`` is empty."""
+    reader = SseReader(session.max_event)
+    async with contextlib.aclosing(response.aiter_bytes()) as chunks:
+        async for chunk in chunks:
+            events = reader.feed(chunk)
+            events.reverse()
+            while events:
+                # The message passes on in a holder of its own, so that the relay
+                # holds its only reference and may let go of it once read.
+                holder = [events.pop().data]
+                if not holder[0]:
+                    continue  # a priming event: an id to resume from, no message
+                if waiting:
+                    for answered in answered_ids(holder[0]):
+                        if answered in waiting:
+                            waiting.remove(answered)
+                        elif answered is None and len(waiting) == 1:
+                            waiting.clear()  # an answer whose id is too deep to find
+                session.deliver(holder, initialize)
+            if until_answered and not waiting:
+                # The server ends the stream after the answer: read to that end, so
+                # that the connection is kept for the next request, but not for long.
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(drain(chunks), _DRAIN_SECONDS)
+                break
+    return reader
+
+
+async def resume(
+    session: EventSession, reader: SseReader, waiting: list[Any], initialize: bool
+) -> None:
+    """The stream ended before its answers: resume after its last event, or fail them."""
+    import httpx2
+
+    last_id = reader.last_id
+    retry_ms = reader.retry_ms
+    for _ in range(_RESUME_ATTEMPTS if last_id is not None else 0):
+        await asyncio.sleep((retry_ms if retry_ms is not None else _DEFAULT_RETRY_MS) / 1000)
+        headers = {**session.stream_headers(), "last-event-id": str(last_id)}
+        try:
+            response = await session.open("GET", headers)
+            try:
+                if response.status_code >= 300:
+                    break
+                again = await read_events(session, response, waiting, initialize)
+            finally:
+                await response.aclose()
+        except httpx2.HTTPError:
+            continue
+        if not waiting:
+            return
+        last_id = again.last_id or last_id
+        retry_ms = again.retry_ms if again.retry_ms is not None else retry_ms
+    session.fail(waiting, f"{session.url} ended the answer's event stream before the answer")
+
+
+async def listen(session: EventSession) -> None:
+    """The session's GET stream: what the server starts (requests, notifications)."""
+    last_id: str | None = None
+    retry_ms: int | None = None
+    failures = 0
+    while failures < _RESUME_ATTEMPTS:
+        headers = session.stream_headers()
+        if last_id is not None:
+            headers["last-event-id"] = last_id
+        try:
+            # An idle session may send nothing for hours: no read timeout here.
+            response = await session.open("GET", headers, idle=True)
+            try:
+                kind = response.headers.get("content-type", "").lower()
+                if response.status_code != 200 or not kind.startswith("text/event-stream"):
+                    return  # the server offers no such stream (405), or not now
+                reader = await read_events(session, response, [], False, until_answered=False)
+            finally:
+                await response.aclose()
+            last_id = reader.last_id or last_id
+            retry_ms = reader.retry_ms if reader.retry_ms is not None else retry_ms
+            failures = 0
+        except Exception as exc:  # an HTTP failure, or a stream that cannot be read
+            log.debug("the GET stream of %s failed: %s", session.url, exc)
+            failures += 1
+        await asyncio.sleep((retry_ms if retry_ms is not None else _DEFAULT_RETRY_MS) / 1000)
