@@ -14,15 +14,9 @@ from hypothesis import strategies as st
 from _strategies import leaves, tricky_character, write_json
 from toolcap.core import _jsonindex
 from toolcap.core._jsondoc import escape_token
-from toolcap.core._jsonindex import (
-    Container,
-    HeldDocument,
-    JsonIndex,
-    build_index,
-    index_of,
-    parse_index,
-)
+from toolcap.core._jsonindex import HeldDocument, build_index, index_of
 from toolcap.core._jsonpart import select_indexed, select_part, select_stored
+from toolcap.core._jsonrecord import Container, JsonIndex, parse_index
 
 PROPERTY = settings(max_examples=200, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

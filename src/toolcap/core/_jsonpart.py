@@ -1,7 +1,7 @@
 """Reading a part of a stored JSON original by pointer, through its index when it has one.
 
 :func:`select_stored` is what ``read_artifact`` and ``artifacts cat --pointer``
-call: with a :class:`~toolcap.core._jsonindex.JsonIndex`, :func:`select_indexed`
+call: with a :class:`~toolcap.core._jsonrecord.JsonIndex`, :func:`select_indexed`
 reads and parses only the smallest indexed span that holds the part; without
 one, the whole original is parsed (:func:`select_part`).
 Both give the same text and description. Pure: the bytes come from a
@@ -25,7 +25,7 @@ from ._jsondoc import (
     type_name,
     unescape_token,
 )
-from ._jsonindex import Container, JsonIndex
+from ._jsonrecord import Container, JsonIndex
 from ._sizes import human_size
 
 __all__ = ["Read", "select_indexed", "select_part", "select_stored"]

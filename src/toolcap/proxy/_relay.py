@@ -9,7 +9,8 @@ which it answers itself (or passes to an upstream toolcap). Request ids are
 never rewritten, so requests the upstream sends to the client (sampling,
 elicitation, roots), their responses, progress and cancellation notifications
 all pass through untouched, and so do methods and fields this code does not
-know. Each line is parsed once (to learn its id and method); everything else
+know. A line too long to read, or not JSON, is :mod:`~toolcap.proxy._unread`'s.
+Each line is parsed once (to learn its id and method); everything else
 about a message costs time linear in its size. A result the proxy builds itself
 follows the revision the request names (``resultType`` from 2026-07-28 on).
 """
@@ -19,16 +20,16 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ._contracts import ClientEnds, Hooks, ToolNameConflict, Upstream, dumps, guarded, print_error
-from ._io import FdWriter, LineReader, LongLine, WriterClosed
-from ._long import WINDOW, ids_anywhere, ids_at_ends, keep_long_line
+from ._io import FdWriter, LineReader, WriterClosed
+from ._long import WINDOW
 from ._pending import Pending, PendingTable
 from ._revision import empty_tools_list, for_revision, text_result, wants_result_type
 from ._scan import scan_message
+from ._unread import UnreadMessages
 
 __all__ = ["Relay"]
 
@@ -64,6 +65,8 @@ class Relay:
         self._workers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="toolcap-artifact")
         # Tool results in the upstream line being handled (one reader thread), for diagnostics.
         self._results_in_line: list[tuple[str, Any]] = []
+        self._unread = UnreadMessages(hooks, self._pending, self._reply, self._reply_error,
+                                      self._to_client)
         self.exit_message: str | None = None
 
     # -- lifecycle ---------------------------------------------------------
@@ -73,7 +76,7 @@ class Relay:
         self._upstream.run(
             guarded(self._from_upstream),
             lambda: self._end("upstream"),
-            guarded(self._from_long_line),
+            guarded(self._unread.long_line),
         )
         threading.Thread(target=self._client_loop, name="toolcap-client-read", daemon=True).start()
         try:
@@ -241,7 +244,9 @@ class Relay:
                 assert text is not None
                 message = json.loads(text)
             except (ValueError, RecursionError) as exc:
-                self._malformed(windows, size, str(exc) or type(exc).__name__)
+                log.error("ignored a malformed message from the upstream server (%d bytes): %s",
+                          size, str(exc) or type(exc).__name__)
+                self._unread.malformed(windows, size)
                 return
             text = None
         elif size > VERBATIM_MAX:
@@ -270,29 +275,6 @@ class Relay:
             self._hooks.written(tool, call_id, data, changed=data is not line)
         self._results_in_line.clear()
         self._to_client(data)
-
-    def _from_long_line(self, long_line: LongLine) -> None:
-        """A message over ``max_line_size``: streamed to the store, never held; its call
-        (found by the id at its start or end) gets a note naming the artifact."""
-        kept = keep_long_line(long_line, lambda: self._hooks.open_writer(None))
-        line = f"a message from the upstream server was {kept.what()}; {kept.kept()}"
-        self._answer_unread(ids_at_ends(kept.head, kept.tail), line,
-                            kept.note(self._hooks.read_artifact_name), is_error=False)
-
-    def _answer_unread(self, ids: Iterator[Any], line: str, text: str, *, is_error: bool) -> None:
-        """Say on stderr (and to the client's log) that a message was not read, and answer
-        the call it answered (if an id in ``ids`` names one) with ``text``."""
-        print_error(f"toolcap proxy: {line}")
-        self._notify_client_log(f"toolcap proxy: {line}")
-        entry, call_id = self._pending.take_first(ids)
-        if entry is None or entry.cancelled:
-            return
-        if entry.method != "tools/call":
-            self._reply_error(call_id, text)
-            return
-        # A note for a tool with a known output schema is an error: it has no structure.
-        typed = self._hooks.has_output_schema(entry.name)
-        self._reply(call_id, text_result(text, is_error=is_error or typed), entry.result_type)
 
     def _intercept(self, message: dict[str, Any], size: int) -> dict[str, Any] | None:
         """The message to send on (the same object when unchanged), or None to drop it."""
@@ -370,17 +352,6 @@ class Relay:
         self._upstream_has_tools = False
         return {**result, "capabilities": {**capabilities, "tools": {}}}
 
-    def _malformed(self, windows: tuple[bytes, bytes], size: int, why: str) -> None:
-        log.error("ignored a malformed message from the upstream server (%d bytes): %s", size, why)
-        # If the broken line was the response to a call, answer that call now
-        # rather than leaving the client waiting for it forever.
-        self._answer_unread(
-            ids_anywhere(windows),
-            f"ignored a malformed message from the upstream server ({size} bytes)",
-            "toolcap proxy: the upstream server sent a malformed response to this call.",
-            is_error=True,
-        )
-
     # -- writing to the client ----------------------------------------------
 
     def _to_client(self, data: bytes) -> None:
@@ -396,8 +367,3 @@ class Relay:
     def _reply_error(self, call_id: Any, text: str) -> None:
         error = {"code": PROXY_ERROR, "message": self._hooks.error_text(text)}
         self._to_client(dumps({"jsonrpc": "2.0", "id": call_id, "error": error}))
-
-    def _notify_client_log(self, text: str) -> None:
-        params = {"level": "error", "logger": "toolcap", "data": text}
-        note = {"jsonrpc": "2.0", "method": "notifications/message", "params": params}
-        self._to_client(dumps(note))

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from toolcap.core._errors import ArtifactNotFoundError, StoreError
-from toolcap.core._jsonindex import JsonIndex, parse_index
+from toolcap.core._jsonrecord import JsonIndex, parse_index
 from toolcap.core._refs import PREFIX, parse_ref
 from toolcap.store._lineindex import Marks, parse_marks
 

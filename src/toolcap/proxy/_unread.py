@@ -1,0 +1,74 @@
+"""Upstream messages the relay does not read: a line over ``max_line_size``, a malformed one.
+
+Neither may leave a client waiting: the call such a message answered (found by
+the id at its ends, or anywhere in its first and last bytes when it is not
+JSON) gets a note instead of its result, and the client's log and stderr say
+what happened. A long line is streamed to the store as it is read, never held
+(:func:`~toolcap.proxy._long.keep_long_line`), and its note names the artifact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from ._contracts import Hooks, dumps, print_error
+from ._io import LongLine
+from ._long import ids_anywhere, ids_at_ends, keep_long_line
+from ._pending import PendingTable
+from ._revision import text_result
+
+__all__ = ["UnreadMessages"]
+
+
+class UnreadMessages:
+    """Answers the calls whose responses the relay could not read."""
+
+    def __init__(
+        self,
+        hooks: Hooks,
+        pending: PendingTable,
+        reply: Callable[[Any, dict[str, Any], bool], None],
+        reply_error: Callable[[Any, str], None],
+        to_client: Callable[[bytes], None],
+    ) -> None:
+        self._hooks = hooks
+        self._pending = pending
+        self._reply = reply
+        self._reply_error = reply_error
+        self._to_client = to_client
+
+    def long_line(self, long_line: LongLine) -> None:
+        """A message over ``max_line_size``: streamed to the store, never held; its call
+        (found by the id at its start or end) gets a note naming the artifact."""
+        kept = keep_long_line(long_line, lambda: self._hooks.open_writer(None))
+        line = f"a message from the upstream server was {kept.what()}; {kept.kept()}"
+        self._answer(ids_at_ends(kept.head, kept.tail), line,
+                     kept.note(self._hooks.read_artifact_name), is_error=False)
+
+    def malformed(self, windows: tuple[bytes, bytes], size: int) -> None:
+        """A line that is not JSON: if it was the response to a call, that call is
+        answered now rather than left waiting forever."""
+        self._answer(
+            ids_anywhere(windows),
+            f"ignored a malformed message from the upstream server ({size} bytes)",
+            "toolcap proxy: the upstream server sent a malformed response to this call.",
+            is_error=True,
+        )
+
+    def _answer(self, ids: Iterator[Any], line: str, text: str, *, is_error: bool) -> None:
+        """Say on stderr (and to the client's log) that a message was not read, and answer
+        the call it answered (if an id in ``ids`` names one) with ``text``."""
+        print_error(f"toolcap proxy: {line}")
+        params = {"level": "error", "logger": "toolcap", "data": f"toolcap proxy: {line}"}
+        self._to_client(dumps({"jsonrpc": "2.0", "method": "notifications/message",
+                               "params": params}))
+        entry, call_id = self._pending.take_first(ids)
+        if entry is None or entry.cancelled:
+            return
+        if entry.method != "tools/call":
+            self._reply_error(call_id, text)
+            return
+        # A note for a tool with a known output schema is an error: it has no structure.
+        typed = self._hooks.has_output_schema(entry.name)
+        self._reply(call_id, text_result(text, is_error=is_error or typed), entry.result_type)
