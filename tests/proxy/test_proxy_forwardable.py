@@ -1,5 +1,6 @@
-"""Replies a host can forward to a model API as they are: no empty text block, and
-each tool says the bound toolcap enforces on its results."""
+"""Replies a host can forward to a model API as they are: no empty text block (in a cut
+result or in what read_artifact answers), and each tool says the bound toolcap enforces
+on its results."""
 
 from __future__ import annotations
 
@@ -49,3 +50,28 @@ def test_each_tool_advertises_the_bound_toolcap_enforces_on_its_results(client: 
     assert bounds["read_artifact"] == 32 * 1024
     big = client.call("big_text", {"size": 200_000})
     assert len("".join(getattr(b, "text", "") for b in big.content)) <= 32 * 1024
+
+
+def the_reference_of_a_cut(client: Client) -> str:
+    result = client.call("big_text", {"size": 100_000})
+    found = REF.search("".join(getattr(block, "text", "") for block in result.content))
+    assert found is not None
+    return found.group(0)
+
+
+@pytest.mark.parametrize("arguments", [
+    {"pattern": "no such text anywhere"},          # a search with no match
+    {"start_line": 5, "end_line": 2},              # an empty line range
+    {"start_line": 10**9},                         # lines past the end
+    {"offset": 100_000},                           # a byte range at the very end
+    {"pointer": "/x"},                             # an error result
+])
+def test_read_artifact_never_answers_an_empty_text_block(
+    client: Client, arguments: dict[str, object]
+) -> None:
+    ref = the_reference_of_a_cut(client)
+    result = client.call("read_artifact", {"ref": ref, **arguments})
+    texts = [block.text for block in result.content if block.type == "text"]
+    assert texts and len(texts) == len(result.content)
+    assert all(text.strip() for text in texts), texts
+    assert texts[-1].startswith(("[", "read_artifact:")), texts

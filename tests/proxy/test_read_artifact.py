@@ -17,7 +17,10 @@ PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40
 def _read(store: LocalStore, **arguments: object) -> tuple[str, str, bool]:
     result = read_artifact_result(store, arguments)
     texts = [block["text"] for block in result["content"]]
-    return texts[0], texts[-1], bool(result.get("isError"))
+    failed = bool(result.get("isError"))
+    # Nothing visible read: the note is the only block (no empty text block is sent).
+    read = texts[0] if failed or len(texts) > 1 else ""
+    return read, texts[-1], failed
 
 
 def test_errors_do_not_show_the_store_location(tmp_path: Path) -> None:
@@ -55,6 +58,16 @@ def test_a_range_splitting_a_character_is_widened_and_says_so(tmp_path: Path) ->
     assert "asked for 2–6, widened to whole characters" in note
 
 
+def test_a_read_of_white_space_only_is_one_note_saying_so(tmp_path: Path) -> None:
+    store = LocalStore(str(tmp_path))
+    ref = store.put(b"   \n\n\t\n" + b"x" * 100)
+    result = read_artifact_result(store, {"ref": ref, "offset": 0, "length": 7})
+    (only,) = result["content"]  # a text block without visible text is refused by model APIs
+    assert only["text"].startswith("[bytes 0–7 of ") and "7 characters of white space" in only[
+        "text"]
+    assert not result.get("isError")
+
+
 def test_a_stored_image_is_named_not_shown_as_text(tmp_path: Path) -> None:
     store = LocalStore(str(tmp_path / "s"))
     ref = store.put(PNG)
@@ -87,6 +100,10 @@ def test_byte_reads_are_whole_characters_covering_the_request(
     assert shown is not None
     first, last = int(shown[1]), int(shown[2])
     assert first <= offset and last >= min(len(data), offset + length)
+    if not got:  # the note alone: what was read is empty or white space, and it says so
+        assert not data[first:last].decode().strip()
+        assert first == last or "white space only" in note
+        return
     assert got.encode() == data[first:last]  # nothing replaced, nothing invented
     assert "\ufffd" not in got
 

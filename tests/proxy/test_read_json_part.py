@@ -17,7 +17,10 @@ DOCUMENT = {"total": 3000, "results": [{"id": i, "name": f"item {i}"} for i in r
 def _read(store: LocalStore, **arguments: object) -> tuple[str, str, bool]:
     result = read_artifact_result(store, arguments)
     texts = [block["text"] for block in result["content"]]
-    return texts[0], texts[-1], bool(result.get("isError"))
+    failed = bool(result.get("isError"))
+    # Nothing visible read: the note is the only block (no empty text block is sent).
+    read = texts[0] if failed or len(texts) > 1 else ""
+    return read, texts[-1], failed
 
 
 def _cut_and_stored(tmp_path: Path) -> tuple[LocalStore, str, str]:

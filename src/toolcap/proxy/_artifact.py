@@ -109,7 +109,10 @@ def read_artifact_result(store: object, arguments: Any) -> dict[str, Any]:
     A store that cannot read back (not an :class:`ArtifactReader`) is reported as none.
 
     The first content block is exactly what was read (for a byte range, the
-    bytes decoded as UTF-8); a second, short block says what it was.
+    bytes decoded as UTF-8); a second, short block says what it was. When
+    nothing but white space was read (no match, an empty range), the note is
+    the only block: model APIs refuse a text block without visible text, so a
+    host forwarding the reply would fail.
     """
     if not isinstance(arguments, dict) or not isinstance(arguments.get("ref"), str):
         return _error("read_artifact needs `ref`, the toolcap:… reference from a cut result.")
@@ -142,6 +145,10 @@ def read_artifact_result(store: object, arguments: Any) -> dict[str, Any]:
         return _error(f"read_artifact: {_redacted(str(exc), store)}")
     except Exception as exc:  # the store's errors (bad or unknown reference, I/O) are one line
         return _error(f"read_artifact: {_redacted(str(exc), store)}")
+    if not text.strip():
+        if text:
+            note += f"; it is {len(text)} characters of white space only"
+        return {"content": [{"type": "text", "text": f"[{note}]"}]}
     return {"content": [{"type": "text", "text": text}, {"type": "text", "text": f"[{note}]"}]}
 
 
