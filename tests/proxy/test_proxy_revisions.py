@@ -111,6 +111,11 @@ def test_the_proxys_own_tool_its_results_and_its_crash_errors_follow_the_revisio
     for result in (read, unknown):
         assert ("resultType" in result) == (revision == "2026-07-28")
 
+    # A typed result no cut of which matches its kept schema: an error result, valid too.
+    unmet = session.call("digest", {"size": 100_000})
+    assert unmet["isError"] is True and "structuredContent" not in unmet
+    assert_valid(revision, "CallToolResult", unmet)
+
     crashed = session.call("crash", {})
     assert crashed["isError"] is True
     assert "the upstream server exited" in crashed["content"][0]["text"]

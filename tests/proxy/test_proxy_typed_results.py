@@ -114,6 +114,24 @@ def test_a_withheld_schema_tool_still_gets_bounded_structured_content(client: Cl
     assert structured is not None and json_bytes(structured) <= THRESHOLD
 
 
+def test_a_typed_result_no_cut_of_which_matches_its_schema_is_an_error_result(
+    client: Client, schemas: dict[str, Any]
+) -> None:
+    # A pattern-constrained string is kept whole or not at all, so the schema is kept...
+    assert schemas["digest"] is not None and "pattern" in json.dumps(schemas["digest"])
+    # ...and a result over the limit has no cut that validates. The SDK client validates
+    # every result that is not an error against the schema: this call must not raise.
+    result = client.call("digest", {"size": 100_000})
+    assert result.is_error and result.structured_content is None
+    texts = text_of(result)
+    assert texts[0].startswith("{") and REF.search(texts[0])  # the text twin, cut
+    assert "structuredContent of 97.6 KB not sent" in texts[-1] and REF.search(texts[-1])
+    assert "error result" in texts[-1] and "size_threshold" in texts[-1]
+    assert all(text.strip() for text in texts)
+    small = client.call("digest", {"size": 640})
+    assert not small.is_error and small.structured_content is not None
+
+
 def test_a_result_within_the_limit_is_untouched(client: Client) -> None:
     result = client.call("listing", {"count": 3})
     assert result.structured_content is not None
@@ -135,9 +153,11 @@ def test_the_fastmcp_client_gets_typed_data_from_a_cut_result(
         async with fastmcp.Client(transport) as fast:
             report = await fast.call_tool("structured", {"size": 200_000})
             listing = await fast.call_tool("listing", {"count": 5000})
-            return report, listing
+            unmet = await fast.call_tool("digest", {"size": 100_000}, raise_on_error=False)
+            return report, listing, unmet
 
-    report, listing = anyio.run(go)
+    report, listing, unmet = anyio.run(go)
+    assert unmet.is_error and REF.search(unmet.content[-1].text)
     assert not isinstance(report.data, dict)
     assert report.data.title == "report"
     assert REF.search(report.data.body)

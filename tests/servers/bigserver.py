@@ -14,7 +14,7 @@ import io
 import os
 import sys
 import warnings
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
@@ -32,7 +32,7 @@ from mcp_types import (
     TextContent,
     TextResourceContents,
 )
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 # Logging, sampling and roots are deprecated in the newest protocol revision but
 # still part of the ones clients negotiate today; the proxy must relay them.
@@ -198,6 +198,18 @@ class Pair(BaseModel):
 def pair(size: int) -> Pair:
     """Return a pair whose text is ``size`` bytes."""
     return Pair(pair=(size, numbered_text(size, "pair")))
+
+
+class Digest(BaseModel):
+    """A result whose one member is a constrained string: a cut keeps it whole or not at all."""
+
+    hex: Annotated[str, Field(pattern=r"^[0-9a-f]+$")]
+
+
+@server.tool()
+def digest(size: int) -> Digest:
+    """Return ``size`` hex digits: over the limit, no cut of it matches its schema."""
+    return Digest(hex=hashlib.sha256(b"digest").hexdigest() * (size // 64) or "0")
 
 
 @server.tool()

@@ -9,7 +9,10 @@ one the cut can honour (:mod:`toolcap.core._schemacut`), so that the cut still
 validates; otherwise the plain cut (:mod:`toolcap.core._jsoncut`). Either names
 what it elided by pointer and the artifact. When no cut fits (the bound is too
 small for even the least of it), it is dropped and a text block says where it
-is kept.
+is kept; if the tool's schema was shown to the client, the result becomes an
+error result too, since a client validates every other result against that
+schema and refuses one without ``structuredContent`` (the official SDKs fail
+the call), while an error result is passed to the model as it is.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ def bound_structured(work: Bounder, new: dict[str, Any], structured: Any,
         work.cut_by(_cap(work, bound))
         new.pop("structuredContent", None)
         note = "[toolcap: structuredContent not sent: nested too deeply to measure]"
-        new["content"] = [*new["content"], {"type": "text", "text": note}]
+        _send_without(new, note, guide)
 
 
 def _bound(work: Bounder, new: dict[str, Any], structured: Any, guide: Node | None,
@@ -60,15 +63,28 @@ def _bound(work: Bounder, new: dict[str, Any], structured: Any, guide: Node | No
     found = _cut(work, structured, original, bound, reference, guide)
     if found is None:
         del new["structuredContent"]
-        note = not_sent_note("structuredContent", size, bound, reference=reference,
-                             tried=work.spill_on, limit_name="limit")
-    else:
-        new["structuredContent"] = json.loads(found)
-        if text_was_cut:
-            return  # the text blocks carry their own marker
-        where = f"; full: {reference}" if reference else ""
-        note = (f"[toolcap: structuredContent cut from {human_size(size)} to "
-                f"{human_size(len(found.encode('utf-8')))}, the {human_size(bound)} limit{where}]")
+        _send_without(new, not_sent_note("structuredContent", size, bound, reference=reference,
+                                         tried=work.spill_on, limit_name="limit"), guide)
+        return
+    new["structuredContent"] = json.loads(found)
+    if text_was_cut:
+        return  # the text blocks carry their own marker
+    where = f"; full: {reference}" if reference else ""
+    note = (f"[toolcap: structuredContent cut from {human_size(size)} to "
+            f"{human_size(len(found.encode('utf-8')))}, the {human_size(bound)} limit{where}]")
+    new["content"] = [*new["content"], {"type": "text", "text": note}]
+
+
+_SCHEMA_UNMET = (" An error result: no structuredContent within the limit matches the tool's"
+                 " output schema; narrow the query or raise the tool's size_threshold.")
+
+
+def _send_without(new: dict[str, Any], note: str, guide: Node | None) -> None:
+    """``new`` without its ``structuredContent``: ``note`` says so, and a result of a
+    tool whose schema the client validates against (``guide``) becomes an error result."""
+    if guide is not None:
+        note += _SCHEMA_UNMET
+        new["isError"] = True
     new["content"] = [*new["content"], {"type": "text", "text": note}]
 
 
