@@ -9,6 +9,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from anyio.from_thread import BlockingPortal
@@ -127,3 +128,30 @@ def test_a_stateless_client_reaches_the_http_upstream_through_a_listening_proxy(
         (text,) = text_of(client.call("big_text", {"size": 100_000}))
         assert len(text.encode()) <= 32 * 1024
         assert text_of(client.call("small", {"text": "hi"})) == ["hi"]
+
+
+def test_a_listening_proxy_keeps_the_order_of_progress_results_to_bound_and_small_answers(
+    portal: BlockingPortal, http_url: str, artifacts: Path, tmp_path: Path
+) -> None:
+    # Under --listen the upstream's exchanges run on the server's loop: a small answer
+    # is handed on there, a result to bound on a thread; neither may overtake the other.
+    config = write_config(tmp_path / "toolcap.toml", '[tools."*"]\nsize_threshold = "32KB"\n')
+    args = ["--listen", "127.0.0.1:0", "--url", http_url]
+    with Listener(args, base_env(artifacts, config), tmp_path / "stderr.log") as listener, \
+            HttpClient(portal, listener.url) as client:
+        session = client.session
+        assert session is not None
+        seen: list[float] = []
+
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            seen.append(value)
+
+        async def slow() -> Any:
+            return await session.call_tool("slow", {"steps": 5}, progress_callback=on_progress)
+
+        assert text_of(portal.call(slow)) == ["did 5 steps"]
+        assert seen == [1, 2, 3, 4, 5]
+        for size in (40_000, 3_000_000):
+            (text,) = text_of(client.call("big_text", {"size": size}))
+            assert len(text.encode()) <= 32 * 1024 and REF.search(text)
+            assert text_of(client.call("small", {"text": f"after {size}"})) == [f"after {size}"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -102,6 +103,45 @@ def test_requests_of_an_unknown_session_get_404_and_without_one_400(listener: Li
     assert raw(listener.url, "POST", ping, {"Mcp-Session-Id": "nope"}).status_code == 404
     assert raw(listener.url, "POST", ping).status_code == 400
     assert raw(listener.url, "POST", b"{not json").status_code == 400
+
+
+def _status_of_raw_post(url: str, head: bytes, body: Iterator[bytes]) -> bytes:
+    """The status line the proxy answers a POST of ``head`` and ``body`` with."""
+    host, port = url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=60) as sock:
+        sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: localhost\r\n"
+                     b"Content-Type: application/json\r\n"
+                     b"Accept: application/json, text/event-stream\r\n" + head + b"\r\n")
+        for chunk in body:
+            sock.sendall(chunk)
+        answer = b""
+        while b"\r\n" not in answer and (got := sock.recv(4096)):
+            answer += got
+    return answer.split(b"\r\n", 1)[0]
+
+
+def test_a_body_over_64_mb_is_refused_with_413_declared_or_chunked(listener: Listener) -> None:
+    limit = 64 * 1024 * 1024
+    # Declared: refused by its Content-Length, before a byte of it is read.
+    declared = f"Content-Length: {limit + 1}\r\n".encode()
+    assert _status_of_raw_post(listener.url, declared, iter([b"{"])).startswith(b"HTTP/1.1 413")
+
+    # Chunked, no length: refused once what was read of it is over the limit.
+    def chunks() -> Iterator[bytes]:
+        piece = b" " * (1 << 20)
+        for _ in range(64):
+            yield b"%x\r\n" % len(piece) + piece + b"\r\n"
+        yield b"1\r\n \r\n0\r\n\r\n"
+
+    chunked = b"Transfer-Encoding: chunked\r\n"
+    assert _status_of_raw_post(listener.url, chunked, chunks()).startswith(b"HTTP/1.1 413")
+
+
+def test_a_request_for_another_path_gets_404_naming_the_mcp_path(listener: Listener) -> None:
+    other = listener.url.rsplit("/", 1)[0] + "/elsewhere"
+    reply = raw(other, "POST", INITIALIZE)
+    assert reply.status_code == 404
+    assert "/mcp" in reply.json()["error"]["message"]
 
 
 def test_an_allowed_origin_is_accepted(

@@ -27,14 +27,14 @@ import asyncio
 import json
 import logging
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ._contracts import dumps
 
 __all__ = [
-    "Channel", "Event", "Exchange", "Replay", "cancel_lines", "id_key", "primed", "progress_tokens",
-    "restore_id", "sse_events",
+    "KEEPALIVE", "KEEPALIVE_EVENT", "Channel", "Event", "Exchange", "Replay", "cancel_lines",
+    "id_key", "primed", "progress_tokens", "restore_id", "sse_event",
 ]
 
 log = logging.getLogger("toolcap.proxy")
@@ -50,6 +50,8 @@ KEEPALIVE = 15.0  # seconds between SSE comments on a quiet stream: finds client
 
 #: One SSE event: its id (None: not resumable) and its message; None ends the stream.
 Event = tuple[str | None, bytes]
+#: Put in a stream's queue when it has been quiet for KEEPALIVE seconds: sent as a comment.
+KEEPALIVE_EVENT: Event = (None, b"")
 
 
 def id_key(request_id: Any) -> str:
@@ -144,6 +146,7 @@ class Channel:
         self._posts: list[Exchange] = []
         self._streams: dict[int, Exchange] = {}  # resumable streams by number
         self._numbers = 0
+        self._scan_at = 16  # streams known when the finished ones are next forgotten
         self.replay = None if shared else Replay()
         self.standalone: Exchange | None = None
         self._last_get: Exchange | None = None  # the newest GET stream: it may be resumed
@@ -153,7 +156,10 @@ class Channel:
     def _new_exchange(self, waiting: set[str] | None = None) -> Exchange:
         if self.replay is None:
             return Exchange(None, None, waiting)
-        self._forget_finished()
+        if len(self._streams) >= self._scan_at:
+            # Amortized: a scan at twice what the last one left costs O(1) a stream.
+            self._forget_finished()
+            self._scan_at = 2 * len(self._streams) + 16
         self._numbers += 1
         exchange = self._streams[self._numbers] = Exchange(self._numbers, self.replay, waiting)
         return exchange
@@ -315,39 +321,12 @@ class Channel:
             self._backlog.append(data)
 
 
-def sse_events(
-    queue: asyncio.Queue[Event | None],
-    on_end: Callable[[], None],
-    *,
-    prime: str | None = None,
-    rewrite: Callable[[bytes], bytes] | None = None,
-) -> AsyncIterator[bytes]:
-    """The SSE body of one connection reading ``queue``; ``on_end`` runs when it ends.
-
-    ``prime``, an event id, is sent first as an event with no data (the 2025-11-25
-    revision's way to give a client a place to resume from before any message).
-    """
-
-    async def events() -> AsyncIterator[bytes]:
-        try:
-            if prime is not None:
-                yield b"id: " + prime.encode("ascii") + b"\ndata: \n\n"
-            while True:
-                try:
-                    event = await asyncio.wait_for(queue.get(), KEEPALIVE)
-                except asyncio.TimeoutError:
-                    yield b": keepalive\n\n"
-                    continue
-                if event is None:
-                    return
-                event_id, data = event
-                head = b"" if event_id is None else b"id: " + event_id.encode("ascii") + b"\n"
-                body = data if rewrite is None else rewrite(data)
-                yield head + b"event: message\ndata: " + body + b"\n\n"
-        finally:
-            on_end()
-
-    return events()
+def sse_event(event_id: str | None, data: bytes) -> bytes:
+    """One SSE event carrying ``data`` (one JSON-RPC message); no data: a keep-alive comment."""
+    if not data:
+        return b": keepalive\n\n"
+    head = b"" if event_id is None else b"id: " + event_id.encode("ascii") + b"\n"
+    return head + b"event: message\ndata: " + data + b"\n\n"
 
 
 def primed(revision: str | None) -> bool:

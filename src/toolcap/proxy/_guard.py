@@ -8,9 +8,7 @@ set, is checked as a bearer token in constant time (the checks themselves are in
 
 from __future__ import annotations
 
-from starlette.requests import Request
-from starlette.responses import Response
-
+from ._asgi import Reply, Request
 from ._contracts import dumps
 from ._listen import ServeOptions, bearer_valid, origin_allowed
 
@@ -21,13 +19,13 @@ _INVALID_REQUEST = -32600
 
 def error_response(
     status: int, text: str, code: int = _INVALID_REQUEST, headers: dict[str, str] | None = None
-) -> Response:
+) -> Reply:
     """An HTTP ``status`` whose body is a JSON-RPC error (``id`` null) saying ``text``."""
     body = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": text}}
-    return Response(dumps(body), status, headers=headers, media_type="application/json")
+    return Reply(status, dumps(body), headers=headers, media_type="application/json")
 
 
-def refusal(request: Request, options: ServeOptions) -> Response | None:
+def refusal(request: Request, options: ServeOptions) -> Reply | None:
     """The response refusing ``request`` (Origin, token), or None to serve it."""
     origin = request.headers.get("origin")
     if origin is not None and not origin_allowed(origin, options.allowed_origins):

@@ -14,12 +14,13 @@ import contextlib
 import json
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, cast
 from urllib.parse import urlsplit
 
 from ..core._sizes import human_size
 from ._contracts import OnLine, OnLongLine, dumps, print_error
+from ._handoff import Handoff
 from ._http_errors import describe_transport_error, explain_refusal
 from ._httpevents import listen, read_events, resume
 from ._io import WriterClosed
@@ -74,6 +75,9 @@ class HttpUpstream:
         self._grace = 2.0
         self._client: Any = None
         self._on_line: OnLine = lambda holder: None
+        self._loop_thread: int | None = None  # the thread the event loop runs on
+        self._shared: Handoff | None = None  # on a loop of the caller's (use_loop)
+        self._ended = threading.Event()
 
     @property
     def returncode(self) -> int | None:  # there is no process
@@ -101,9 +105,14 @@ class HttpUpstream:
                 headers=self.headers, timeout=httpx2.Timeout(connect, read=read)
             )
         self._on_line = on_line
+        if self._shared is not None:
+            self._shared.on_line = on_line
+            self._start_on_shared_loop(on_closed)
+            return
         loop = asyncio.new_event_loop()
 
         def serve() -> None:
+            self._loop_thread = threading.get_ident()
             try:
                 loop.run_until_complete(self._main())
             except Exception:
@@ -127,6 +136,9 @@ class HttpUpstream:
             if loop is None:  # before run(): it is sent once the loop runs
                 self._outbox.put_nowait(line)
                 return
+        if threading.get_ident() == self._loop_thread:
+            self._outbox.put_nowait(line)  # from the loop itself: no wake-up needed
+            return
         try:
             loop.call_soon_threadsafe(self._outbox.put_nowait, line)
         except RuntimeError as exc:  # the loop has ended
@@ -138,14 +150,41 @@ class HttpUpstream:
             return
         self._closed = True
         self._grace = grace
-        if self._loop is None or self._thread is None:
+        if self._loop is None or (self._thread is None and self._shared is None):
             return
         with contextlib.suppress(RuntimeError):
             self._loop.call_soon_threadsafe(self._outbox.put_nowait, None)
             # An exchange still waiting on a server that does not answer is given up
             # after the grace period: no thread or socket outlives a closed session.
             self._loop.call_soon_threadsafe(self._give_up_after, grace)
-        self._thread.join(2 * grace + 2.0)
+        if self._thread is not None:
+            self._thread.join(2 * grace + 2.0)
+        elif threading.get_ident() != self._loop_thread:
+            self._ended.wait(2 * grace + 2.0)
+
+    def use_loop(self, loop: asyncio.AbstractEventLoop, inline: Callable[[int], bool]) -> None:
+        """Run on ``loop``, the caller's, instead of a thread of its own: called on that
+        loop's thread, before ``run``. A message ``inline(size)`` says the relay handles
+        at once is handed to it on the loop, with no hop between threads; any other (a
+        result to bound, to store) on a thread of its own, in order."""
+        self._loop, self._loop_thread = loop, threading.get_ident()
+        self._shared = Handoff(inline)
+
+    def _start_on_shared_loop(self, on_closed: Callable[[], None]) -> None:
+        assert self._loop is not None
+
+        def start() -> None:
+            task = asyncio.get_running_loop().create_task(self._main())
+            task.add_done_callback(ended)
+
+        def ended(task: asyncio.Task[None]) -> None:
+            if not task.cancelled() and task.exception() is not None:
+                log.error("the HTTP upstream failed", exc_info=task.exception())
+            self._ended.set()
+            if not self._closed:
+                on_closed()
+
+        self._loop.call_soon_threadsafe(start)
 
     def _give_up_after(self, grace: float) -> None:
         writing = self._writing
@@ -271,7 +310,8 @@ class HttpUpstream:
                 waiting.clear()
                 holder = [bytes(body)]
                 del body
-                self.deliver(holder, initialize)
+                if (handled := self.deliver(holder, initialize)) is not None:
+                    await handled
             elif kind.startswith("text/event-stream"):
                 reader = await read_events(self, response, waiting, initialize)
                 if waiting:
@@ -307,13 +347,18 @@ class HttpUpstream:
 
     # -- delivering (also for _httpevents) ---------------------------------------
 
-    def deliver(self, holder: list[bytes], initialize: bool) -> None:
+    def deliver(self, holder: list[bytes], initialize: bool) -> Awaitable[None] | None:
         """Pass one message (the only item of ``holder``) to the relay; of the answer to
-        initialize, keep the revision chosen, for the header of every later request."""
+        initialize, keep the revision chosen, for the header of every later request.
+        What it returns, if anything, is awaited before reading on."""
         if initialize:
             self._version = negotiated_revision(holder[0]) or self._version
         # The relay takes lines read into a bytearray too; it only pops this one.
+        if self._shared is not None:
+            handled = self._shared.hand_on(cast("list[bytes | bytearray]", holder))
+            return None if handled is None else asyncio.wrap_future(handled)
         self._on_line(cast("list[bytes | bytearray]", holder))
+        return None
 
     def fail(self, ids: list[Any], text: str) -> None:
         """Say ``text`` on stderr (once while it lasts) and answer each request with it."""
@@ -332,3 +377,4 @@ class HttpUpstream:
 
 def _header_safe(value: str) -> bool:
     return value.isascii() and value.isprintable() and 0 < len(value) < 64
+

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable
 from typing import Any, Protocol
 
 from ._long import answered_ids
@@ -46,8 +47,9 @@ class EventSession(Protocol):
                    idle: bool = False) -> Any:
         """Send a request; its response, whose body is read as it is iterated."""
 
-    def deliver(self, holder: list[bytes], initialize: bool) -> None:
-        """Pass one message (the only item of ``holder``) on to the relay."""
+    def deliver(self, holder: list[bytes], initialize: bool) -> Awaitable[None] | None:
+        """Pass one message (the only item of ``holder``) on to the relay; what it
+        returns, if anything, is awaited before reading on."""
 
     def fail(self, ids: list[Any], text: str) -> None:
         """Answer each request of ``ids`` with the error ``text``."""
@@ -76,7 +78,8 @@ async def read_events(
                             waiting.remove(answered)
                         elif answered is None and len(waiting) == 1:
                             waiting.clear()  # an answer whose id is too deep to find
-                session.deliver(holder, initialize)
+                if (handled := session.deliver(holder, initialize)) is not None:
+                    await handled  # read on once it is handled: one message held at a time
             if until_answered and not waiting:
                 # The server ends the stream after the answer: read to that end, so
                 # that the connection is kept for the next request, but not for long.

@@ -1,30 +1,25 @@
 """``toolcap proxy --listen``: the MCP Streamable HTTP transport, served to clients.
 
-A thin layer of Starlette over the relay, run by uvicorn (both come with the
-``mcp`` extra): POST carries the client's messages and answers its requests on
-an SSE stream, GET opens the session's stream for what the server starts,
-DELETE ends the session and its upstream. Every session is a
-:class:`~toolcap.proxy._sessions.RelaySession`, so results are bounded and
-``read_artifact`` answered exactly as over stdio. Every request passes
-:func:`toolcap.proxy._guard.refusal` (Origin and token) first.
+A plain ASGI application over the relay (:mod:`toolcap.proxy._asgi`), run by
+uvicorn (which the ``mcp`` extra brings, with ``httptools`` to parse HTTP): POST
+carries the client's messages and answers its requests on an SSE stream, GET
+opens the session's stream for what the server starts, DELETE ends the session
+and its upstream. Every session is a :class:`~toolcap.proxy._sessions.RelaySession`,
+so results are bounded and ``read_artifact`` answered exactly as over stdio.
+Every request passes :func:`toolcap.proxy._guard.refusal` (Origin and token) first.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
-from starlette.routing import Route
-
+from ._asgi import Receive, Reply, Request, Scope, Send, send_events
 from ._channel import (
     Channel,
     Event,
@@ -34,7 +29,6 @@ from ._channel import (
     primed,
     progress_tokens,
     restore_id,
-    sse_events,
 )
 from ._contracts import Hooks, Upstream, dumps, print_error
 from ._guard import error_response as _error
@@ -79,7 +73,7 @@ class _Server:
 
     # -- checks ---------------------------------------------------------------
 
-    def _session_of(self, request: Request) -> tuple[RelaySession, Channel] | Response:
+    def _session_of(self, request: Request) -> tuple[RelaySession, Channel] | Reply:
         session_id = request.headers.get(SESSION_HEADER)
         if session_id is None:
             return _error(400, "toolcap proxy: the Mcp-Session-Id header is missing")
@@ -91,7 +85,9 @@ class _Server:
 
     # -- handlers -------------------------------------------------------------
 
-    async def handle(self, request: Request) -> Response:
+    async def handle(self, request: Request) -> Reply | _Stream:
+        if request.path.rstrip("/") != MCP_PATH:
+            return _error(404, f"toolcap proxy: nothing here; MCP is served at {MCP_PATH}")
         refused = refusal(request, self.options)
         if refused is not None:
             return refused
@@ -105,13 +101,13 @@ class _Server:
             405, "toolcap proxy: use POST, GET or DELETE", headers={"Allow": "POST, GET, DELETE"}
         )
 
-    async def _post(self, request: Request) -> Response:
+    async def _post(self, request: Request) -> Reply | _Stream:
         if "application/json" not in request.headers.get("content-type", ""):
             return _error(415, "toolcap proxy: the body must be application/json")
         accept = request.headers.get("accept", "")
         if "text/event-stream" not in accept and "application/json" not in accept:
             return _error(406, "toolcap proxy: Accept must allow text/event-stream")
-        body = await self._body(request)
+        body = await request.body(self.options.max_body)
         if body is None:
             return _error(413, f"toolcap proxy: the body is over {self.options.max_body} bytes")
         try:
@@ -123,12 +119,12 @@ class _Server:
             return _error(400, "toolcap proxy: the body is not a JSON-RPC message or batch")
         sessionless = request.headers.get(SESSION_HEADER) is None
         if sessionless and any(m.get("method") == "initialize" for m in messages):
-            found: tuple[RelaySession, Channel] | Response = await self._open_session()
+            found: tuple[RelaySession, Channel] | Reply = await self._open_session()
         elif sessionless and request.headers.get(PROTOCOL_HEADER) in STATELESS_REVISIONS:
             return await self._stateless(messages)
         else:
             found = self._session_of(request)
-        if isinstance(found, Response):
+        if isinstance(found, Reply):
             return found
         session, channel = found
         for message in messages:
@@ -142,7 +138,7 @@ class _Server:
         if not request_ids:
             if not session.send(line):
                 return _error(404, "toolcap proxy: no such session (it ended); start a new one")
-            return Response(status_code=202, headers={SESSION_HEADER: session.id})
+            return Reply(202, headers={SESSION_HEADER: session.id})
         exchange = channel.open_post(request_ids, progress_tokens(messages))
         session.open_streams += 1
         if not session.send(line):
@@ -150,21 +146,11 @@ class _Server:
         prime = primed(request.headers.get(PROTOCOL_HEADER))
         return self._stream(session, channel, exchange, exchange.queue, prime=prime)
 
-    async def _body(self, request: Request) -> bytes | None:
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > self.options.max_body:
-                return None
-            chunks.append(chunk)
-        return b"".join(chunks)
-
-    def _get(self, request: Request) -> Response:
+    def _get(self, request: Request) -> Reply | _Stream:
         if "text/event-stream" not in request.headers.get("accept", ""):
             return _error(406, "toolcap proxy: Accept must allow text/event-stream")
         found = self._session_of(request)
-        if isinstance(found, Response):
+        if isinstance(found, Reply):
             return found
         session, channel = found
         last_event_id = request.headers.get(LAST_EVENT_HEADER)
@@ -186,15 +172,15 @@ class _Server:
         return self._stream(session, channel, standalone, standalone.queue,
                             prime=primed(request.headers.get(PROTOCOL_HEADER)))
 
-    async def _delete(self, request: Request) -> Response:
+    async def _delete(self, request: Request) -> Reply:
         found = self._session_of(request)
-        if isinstance(found, Response):
+        if isinstance(found, Reply):
             return found
         session, channel = found
         self._end(session, channel)
-        return Response(status_code=204)
+        return Reply(204)
 
-    async def _stateless(self, messages: list[dict[str, Any]]) -> Response:
+    async def _stateless(self, messages: list[dict[str, Any]]) -> Reply | _Stream:
         """Requests of a stateless revision, relayed by one shared session.
 
         Their ids are replaced by ids of the proxy's own (clients choose theirs
@@ -202,9 +188,9 @@ class _Server:
         """
         requests = [m for m in messages if "method" in m and "id" in m]
         if not requests:
-            return Response(status_code=202)  # no session for a notification to act on
+            return Reply(202)  # no session for a notification to act on
         found = await self._shared_session()
-        if isinstance(found, Response):
+        if isinstance(found, Reply):
             return found
         session, channel = found
         originals: dict[str, Any] = {}
@@ -222,7 +208,7 @@ class _Server:
             channel.end()
         return self._stream(session, channel, exchange, exchange.queue, originals=originals)
 
-    async def _shared_session(self) -> tuple[RelaySession, Channel] | Response:
+    async def _shared_session(self) -> tuple[RelaySession, Channel] | Reply:
         async with self._shared_lock:
             if self._shared_id is not None:
                 session = self.table.get(self._shared_id)
@@ -230,7 +216,7 @@ class _Server:
                 if session is not None and channel is not None:
                     return session, channel
             found = await self._open_session(shared=True)
-            if not isinstance(found, Response):
+            if not isinstance(found, Reply):
                 self._shared_id = found[0].id
             return found
 
@@ -243,7 +229,7 @@ class _Server:
         *,
         originals: dict[str, Any] | None = None,
         prime: bool = False,
-    ) -> Response:
+    ) -> _Stream:
         """The SSE response of one connection reading ``exchange`` through ``queue``."""
         assert queue is not None
 
@@ -256,22 +242,22 @@ class _Server:
             session.open_streams -= 1
             session.last_active = time.monotonic()
 
-        body = sse_events(
-            queue,
-            on_end,
-            prime=f"{exchange.number}-0" if prime and exchange.number is not None else None,
-            rewrite=None if originals is None else lambda data: restore_id(data, originals),
-        )
-        headers = {"Cache-Control": "no-cache, no-transform"}
+        headers = {"cache-control": "no-cache, no-transform"}
         if originals is None:
             headers[SESSION_HEADER] = session.id
-        return StreamingResponse(body, media_type="text/event-stream", headers=headers)
+        return _Stream(
+            queue, on_end, headers,
+            prime=f"{exchange.number}-0" if prime and exchange.number is not None else None,
+            rewrite=None if originals is None else lambda data: restore_id(data, originals),
+            # A POST's stream ends with its answers: its head may wait for the first.
+            wait_for_first=bool(exchange.waiting),
+        )
 
     # -- sessions -------------------------------------------------------------
 
     async def _open_session(
         self, *, shared: bool = False
-    ) -> tuple[RelaySession, Channel] | Response:
+    ) -> tuple[RelaySession, Channel] | Reply:
         if not self.table.reserve():
             limit = self.options.max_sessions
             return _error(
@@ -292,9 +278,13 @@ class _Server:
             raise
         channel = Channel(shared=shared)
         holder: list[RelaySession] = []
+        hooks = self._make_hooks()
+        use_loop = getattr(upstream, "use_loop", None)
+        if use_loop is not None:  # a URL: its exchanges run on this loop, no thread between
+            use_loop(loop, lambda size: hooks.fits(None, size))
         session = RelaySession(
             upstream,
-            self._make_hooks(),
+            hooks,
             loop,
             channel.deliver,
             lambda: self._ended(holder[0], channel),
@@ -343,25 +333,56 @@ class _Server:
         self._spawner.shutdown(wait=False)
 
 
+class _Stream:
+    """An SSE response, sent by :func:`~toolcap.proxy._asgi.send_events`."""
+
+    def __init__(self, queue: asyncio.Queue[Event | None], on_end: Callable[[], None],
+                 headers: dict[str, str], **options: Any) -> None:
+        self.queue, self.on_end, self.headers, self.options = queue, on_end, headers, options
+
+    async def send(self, send: Send, receive: Receive) -> None:
+        await send_events(send, receive, self.headers, self.queue, self.on_end, **self.options)
+
+
+AsgiApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
 def build_app(
     options: ServeOptions,
     make_upstream: Callable[[], Upstream],
     make_hooks: Callable[[], Hooks],
-) -> Starlette:
+) -> AsgiApp:
     """The ASGI application serving MCP at ``/mcp``."""
     server = _Server(options, make_upstream, make_hooks)
 
-    @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        reaper = asyncio.create_task(server.reap())
-        try:
-            yield
-        finally:
-            reaper.cancel()
-            await server.shutdown()
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            request = Request(scope, receive)
+            reply = await server.handle(request)
+            if isinstance(reply, _Stream):
+                await reply.send(send, receive)
+            else:
+                await reply.send(send)
+        elif scope["type"] == "lifespan":
+            await _lifespan(server, receive, send)
 
-    route = Route(MCP_PATH, server.handle, methods=["GET", "POST", "DELETE"])
-    return Starlette(routes=[route], lifespan=lifespan)
+    return app
+
+
+async def _lifespan(server: _Server, receive: Receive, send: Send) -> None:
+    """Reap idle sessions while the server runs; end every session when it stops."""
+    reaper: asyncio.Task[None] | None = None
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            reaper = asyncio.get_running_loop().create_task(server.reap())
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            if reaper is not None:
+                reaper.cancel()
+            await server.shutdown()
+            await send({"type": "lifespan.shutdown.complete"})
+            return
 
 
 def serve_http(

@@ -40,10 +40,12 @@ class _QueueReader:
 
 
 class _LoopWriter:
-    """Hands each line the relay writes to ``on_line`` on the event loop."""
+    """Hands each line the relay writes to ``on_line`` on the event loop (made on the
+    loop's thread: a line written there is queued without waking the loop)."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, on_line: Callable[[bytes], None]) -> None:
         self._loop = loop
+        self._loop_thread = threading.get_ident()
         self._on_line = on_line
         self._lock = threading.Lock()
         self.closed = False
@@ -53,7 +55,10 @@ class _LoopWriter:
             if self.closed:
                 raise WriterClosed
             try:
-                self._loop.call_soon_threadsafe(self._on_line, data)
+                if threading.get_ident() == self._loop_thread:
+                    self._loop.call_soon(self._on_line, data)
+                else:
+                    self._loop.call_soon_threadsafe(self._on_line, data)
             except RuntimeError as exc:  # the loop is closed: the server has stopped
                 self.closed = True
                 raise WriterClosed from exc

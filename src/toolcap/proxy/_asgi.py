@@ -1,0 +1,157 @@
+"""Requests and replies of ``toolcap proxy --listen``, in plain ASGI.
+
+No framework stands between uvicorn and the sessions: a small call's request
+is read and its reply sent by these few functions, which is most of what a
+framework's routing, middleware and task groups cost per request. A request's
+headers are read once into a dict; a reply is one ``send`` of its head and one
+of its body; an SSE stream sends what its queue holds at once in one body chunk
+(an answer and the stream's end together), and notices a client that went away
+as soon as the server does, by one task waiting for the disconnect.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ._channel import KEEPALIVE, KEEPALIVE_EVENT, Event, sse_event
+
+__all__ = ["Receive", "Reply", "Request", "Scope", "Send", "send_events"]
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+class Request:
+    """One HTTP request: its method, path and headers (names lowercase, the first of a
+    repeated one), and its body read on demand."""
+
+    __slots__ = ("headers", "method", "path", "receive")
+
+    def __init__(self, scope: Scope, receive: Receive) -> None:
+        self.method: str = scope["method"]
+        self.path: str = scope["path"]
+        self.receive = receive
+        headers: dict[str, str] = {}
+        for name, value in scope["headers"]:
+            key = name.decode("latin-1").lower()
+            if key not in headers:
+                headers[key] = value.decode("latin-1")
+        self.headers = headers
+
+    async def body(self, limit: int) -> bytes | None:
+        """The whole body; None if it is over ``limit`` bytes (said by its
+        Content-Length before anything is read, or found while reading)."""
+        declared = self.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            return None
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await self.receive()
+            if message["type"] != "http.request":
+                return b"".join(chunks)  # the client went away: nothing it sends matters
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                return None
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+class Reply:
+    """A whole HTTP response: ``status``, ``body`` of ``media_type`` and ``headers``."""
+
+    __slots__ = ("body", "headers", "media_type", "status")
+
+    def __init__(self, status: int, body: bytes = b"", *, media_type: str | None = None,
+                 headers: dict[str, str] | None = None) -> None:
+        self.status = status
+        self.body = body
+        self.media_type = media_type
+        self.headers = headers or {}
+
+    async def send(self, send: Send) -> None:
+        head = [(name.lower().encode("latin-1"), value.encode("latin-1"))
+                for name, value in self.headers.items()]
+        if self.media_type is not None:
+            head.append((b"content-type", self.media_type.encode("latin-1")))
+        if self.status not in (204, 304):
+            head.append((b"content-length", str(len(self.body)).encode("ascii")))
+        await send({"type": "http.response.start", "status": self.status, "headers": head})
+        await send({"type": "http.response.body", "body": self.body, "more_body": False})
+
+
+async def send_events(
+    send: Send,
+    receive: Receive,
+    headers: dict[str, str],
+    queue: asyncio.Queue[Event | None],
+    on_end: Callable[[], None],
+    *,
+    prime: str | None = None,
+    rewrite: Callable[[bytes], bytes] | None = None,
+    wait_for_first: bool = False,
+) -> None:
+    """Send an SSE response of the events read from ``queue`` (None ends it); ``on_end``
+    runs once it has ended, or the client has gone.
+
+    ``prime``, an event id, is sent first as an event with no data (the 2025-11-25
+    revision's way to give a client a place to resume from before any message).
+    ``wait_for_first``: the response's head waits for its first event, so that a
+    quick answer and the stream's end go out together; a stream the client reads
+    for what comes later (GET) sends its head at once.
+    """
+    loop = asyncio.get_running_loop()
+    head = [(b"content-type", b"text/event-stream"),
+            *((name.lower().encode("latin-1"), value.encode("latin-1"))
+              for name, value in headers.items())]
+    started = False
+    watcher = loop.create_task(_put_none_when_gone(receive, queue))
+    keepalive = loop.call_later(KEEPALIVE, queue.put_nowait, KEEPALIVE_EVENT)
+    try:
+        if prime is not None or not wait_for_first:
+            started = True
+            await send({"type": "http.response.start", "status": 200, "headers": head})
+            if prime is not None:
+                await send({"type": "http.response.body", "more_body": True,
+                            "body": b"id: " + prime.encode("ascii") + b"\ndata: \n\n"})
+        ended = False
+        while not ended:
+            event: Event | None = await queue.get()
+            parts: list[bytes] = []
+            while True:  # what is there already goes out in the same chunk
+                if event is None:
+                    ended = True
+                    break
+                event_id, data = event
+                parts.append(sse_event(event_id, data if rewrite is None or not data
+                                       else rewrite(data)))
+                if queue.empty():
+                    break
+                event = queue.get_nowait()
+            if not started:
+                started = True
+                await send({"type": "http.response.start", "status": 200, "headers": head})
+            await send({"type": "http.response.body", "body": b"".join(parts),
+                        "more_body": not ended})
+            if not ended:
+                keepalive.cancel()
+                keepalive = loop.call_later(KEEPALIVE, queue.put_nowait, KEEPALIVE_EVENT)
+    finally:
+        keepalive.cancel()
+        watcher.cancel()
+        on_end()
+
+
+async def _put_none_when_gone(receive: Receive, queue: asyncio.Queue[Event | None]) -> None:
+    """End the stream read from ``queue`` once the client has gone (or the response
+    is complete: then nothing reads the queue any more)."""
+    with contextlib.suppress(Exception):
+        while (await receive())["type"] != "http.disconnect":
+            pass
+    queue.put_nowait(None)
