@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import http.server
+import json
 import queue
 import socket
 import subprocess
@@ -14,7 +16,16 @@ from typing import Any
 import pytest
 from anyio.from_thread import BlockingPortal
 
-from proxy.proxy_helpers import BIGSERVER, REF, Client, base_env, proxy_argv, text_of, write_config
+from proxy.proxy_helpers import (
+    BIGSERVER,
+    REF,
+    Client,
+    base_env,
+    loopback_http,
+    proxy_argv,
+    text_of,
+    write_config,
+)
 from proxy.serve_helpers import HttpClient, Listener
 
 
@@ -155,3 +166,43 @@ def test_a_listening_proxy_keeps_the_order_of_progress_results_to_bound_and_smal
             (text,) = text_of(client.call("big_text", {"size": size}))
             assert len(text.encode()) <= 32 * 1024 and REF.search(text)
             assert text_of(client.call("small", {"text": f"after {size}"})) == [f"after {size}"]
+
+
+class _CrLinesHandler(http.server.BaseHTTPRequestHandler):
+    """Answers initialize on an event stream whose lines end with a bare CR."""
+
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self) -> None:
+        message = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)))
+        if message.get("method") != "initialize":
+            self.send_response(202)
+            self.send_header("content-length", "0")
+            self.end_headers()
+            return
+        result = {"protocolVersion": "2025-06-18", "capabilities": {},
+                  "serverInfo": {"name": "cr-lines", "version": "1"}}
+        answer = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result})
+        body = f": hello\rid: e1\revent: message\rdata: {answer}\r\r".encode()
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_DELETE(self) -> None:
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def test_an_event_stream_whose_lines_end_with_a_bare_cr_is_read(
+    portal: BlockingPortal, artifacts: Path, tmp_path: Path
+) -> None:
+    config = write_config(tmp_path / "toolcap.toml", '[tools."*"]\nsize_threshold = "32KB"\n')
+    with loopback_http(_CrLinesHandler) as port:
+        argv = proxy_argv("--url", f"http://127.0.0.1:{port}/mcp")
+        with Client(portal, argv, base_env(artifacts, config), tmp_path / "stderr.log") as client:
+            assert client.init.server_info.name == "cr-lines"

@@ -62,6 +62,54 @@ def test_every_event_comes_out_whole_in_order_whatever_the_chunks(
     assert reader.retry_ms == (250 if events else None)
 
 
+line_end = st.sampled_from([b"\n", b"\r\n", b"\r"])
+
+
+@settings(deadline=None, max_examples=400)
+@given(events=st.lists(st.tuples(st.lists(data_line, min_size=1, max_size=4), event_id),
+                       max_size=6),
+       ends=st.lists(line_end, min_size=1, max_size=40),
+       cuts=st.lists(st.integers(0, 2000), max_size=30))
+def test_lines_ending_in_a_bare_cr_lf_or_crlf_read_alike_whatever_the_chunks(
+    events: list[tuple[list[bytes], bytes | None]], ends: list[bytes], cuts: list[int]
+) -> None:
+    # Each line ends as the spec allows (CR, LF or CRLF, mixed), and a chunk may end
+    # between a CR and its LF: that is one line end, never an empty line (a dispatch).
+    turn = iter(ends * 100)
+    out = b""
+
+    def end() -> bytes:
+        chosen = next(turn)
+        # A CR then an LF is one CRLF: an LF meant as a line end of its own after a CR
+        # is written as CRLF.
+        return b"\r\n" if chosen == b"\n" and out.endswith(b"\r") else chosen
+
+    out += b": keep-alive"
+    out += end()
+    for lines, ident in events:
+        if ident is not None:
+            out += b"id: " + ident
+            out += end()
+        for line in lines:
+            out += b"data:" + (b" " + line if line.startswith(b" ") else line)
+            out += end()
+        out += end()
+    got, _ = read(out, [c for c in cuts if c <= len(out)])
+    expected = [(b"\n".join(lines), None if ident is None else ident.decode("utf-8", "replace"))
+                for lines, ident in events]
+    assert [(e.data, e.id) for e in got] == expected
+
+
+def test_a_crlf_split_between_chunks_is_one_line_end() -> None:
+    got, _ = read(b'data: {"a":1}\r\ndata: {"b":2}\r\n\r\n', [14, 28])
+    assert [e.data for e in got] == [b'{"a":1}\n{"b":2}']
+
+
+def test_an_answer_in_bare_cr_lines_is_dispatched() -> None:
+    got, _ = read(b'id: 1-1\revent: message\rdata: {"jsonrpc":"2.0","id":1,"result":{}}\r\r', [])
+    assert [(e.data, e.id) for e in got] == [(b'{"jsonrpc":"2.0","id":1,"result":{}}', "1-1")]
+
+
 def test_an_event_of_only_an_id_is_a_priming_event_with_no_data() -> None:
     got, reader = read(b"id: 7-0\ndata:\n\nid: 7-1\n\n", [])
     assert [(e.data, e.id) for e in got] == [(b"", "7-0"), (b"", "7-1")]

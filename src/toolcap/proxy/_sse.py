@@ -4,8 +4,8 @@ An upstream reached over HTTP answers on an SSE stream, and one event may carry 
 result of many megabytes. :class:`SseReader` takes the body's chunks as they
 come and returns each complete event's data as one ``bytes`` object, built once
 from the pieces of its line, never decoded to text or held twice longer than the
-moment it takes to join them. Lines end with LF or CRLF (what servers send); a
-lone CR is not taken for a line end.
+moment it takes to join them. Lines end with CRLF, LF or a lone CR, as the
+spec allows (a CRLF split between two chunks is one line end).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ class SseReader:
     def __init__(self, max_event: int | None = None) -> None:
         self._max_event = max_event  # bytes an event may hold before it ends
         self._line = bytearray()  # the line being read, across chunks
+        self._after_cr = False  # the last chunk ended with a CR: an LF next is its CRLF
         self._data: list[bytes] = []  # the data lines of the event being read
         self._held = 0  # bytes of those data lines
         self._has_data = False
@@ -48,12 +49,18 @@ class SseReader:
         """The events ``chunk`` completes, in order."""
         events: list[SseEvent] = []
         start = 0
+        if self._after_cr and chunk:
+            self._after_cr = False
+            if chunk.startswith(b"\n"):
+                start = 1  # the LF of a CRLF the previous chunk ended inside
+        # The next CR and LF, each searched for again only once passed: linear in the chunk.
+        cr, lf = chunk.find(b"\r", start), chunk.find(b"\n", start)
         while True:
-            end = chunk.find(b"\n", start)
-            if end < 0:
+            if cr < 0 and lf < 0:
                 self._line += memoryview(chunk)[start:]
                 self._check(len(self._line))
                 return events
+            end = lf if cr < 0 or 0 <= lf < cr else cr
             self._check(len(self._line) + end - start)
             if self._line:
                 self._line += memoryview(chunk)[start:end]
@@ -62,17 +69,21 @@ class SseReader:
             else:
                 line = chunk[start:end]
             start = end + 1
+            if end == cr:
+                if start == len(chunk):
+                    self._after_cr = True  # its LF, if any, starts the next chunk
+                elif chunk[start] == 0x0A:
+                    start += 1
+            if cr < start:
+                cr = chunk.find(b"\r", start)
+            if lf < start:
+                lf = chunk.find(b"\n", start)
             event = self._take_line(line)
             del line
             if event is not None:
                 events.append(event)
 
     def _take_line(self, line: bytes | bytearray) -> SseEvent | None:
-        if line.endswith(b"\r"):
-            if isinstance(line, bytearray):
-                del line[-1:]
-            else:
-                line = line[:-1]
         if not line:
             return self._dispatch()
         if line.startswith(b":"):
