@@ -14,7 +14,7 @@ implements the ones the parts it is given to use:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypeGuard, runtime_checkable
 
 if TYPE_CHECKING:
     from .store._records import ArtifactInfo, GrepResult
@@ -23,8 +23,10 @@ __all__ = [
     "ArtifactReader",
     "ArtifactSink",
     "ArtifactStreamWriter",
+    "CountingStreamWriter",
     "StreamingArtifactSink",
     "TokenCounter",
+    "takes_newlines",
 ]
 
 
@@ -54,6 +56,28 @@ class ArtifactStreamWriter(Protocol):
     def write(self, chunk: bytes) -> None: ...
     def commit(self) -> str: ...
     def abort(self) -> None: ...
+
+
+class CountingStreamWriter(ArtifactStreamWriter, Protocol):
+    """An :class:`ArtifactStreamWriter` that also takes each chunk's count of line breaks.
+
+    A stream that counts them anyway (``keep_lines`` numbers the lines it keeps)
+    hands the count over, so that they are counted once: a writer that wants it
+    (for a line index) says so with a ``wants_newlines`` attribute that is true,
+    and is then called as ``write(chunk, newlines)``, ``newlines`` being the
+    count of ``b"\\n"`` in ``chunk`` or ``None`` when the caller has none. Any
+    other writer is called as ``write(chunk)``: the attribute is optional.
+    """
+
+    @property
+    def wants_newlines(self) -> bool: ...
+    def write(self, chunk: bytes, newlines: int | None = None) -> None: ...
+
+
+def takes_newlines(writer: ArtifactStreamWriter) -> TypeGuard[CountingStreamWriter]:
+    """Whether ``writer`` takes each chunk's count of line breaks (a
+    :class:`CountingStreamWriter` whose ``wants_newlines`` is true)."""
+    return getattr(writer, "wants_newlines", False) is True
 
 
 @runtime_checkable

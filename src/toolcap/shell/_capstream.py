@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
 
 from .._diagnostics import observe
 from .._notice import Cap, failure_reason, logger, notice_line
 from ..core._cut import CapResult
-from ..protocols import ArtifactStreamWriter
+from ..protocols import ArtifactStreamWriter, CountingStreamWriter, takes_newlines
 from ._stream import StreamCutter
 
 __all__ = ["CapStream", "StreamOutcome", "StreamWriter"]
@@ -23,18 +22,6 @@ __all__ = ["CapStream", "StreamOutcome", "StreamWriter"]
 
 #: What :class:`CapStream` needs of an artifact writer (``ArtifactStore.open_writer()``).
 StreamWriter = ArtifactStreamWriter
-
-
-@runtime_checkable
-class CountingWriter(Protocol):
-    """A writer that also takes each chunk's count of line breaks (for its line index),
-    so that a stream counts them once, whoever needs them."""
-
-    def write(self, chunk: bytes, newlines: int | None = None) -> None: ...
-    def commit(self) -> str: ...
-    def abort(self) -> None: ...
-    @property
-    def wants_newlines(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -102,7 +89,7 @@ class CapStream:
         self.cutter = cutter
         self._open_writer = open_writer
         self._writer: StreamWriter | None = None
-        self._counted: CountingWriter | None = None  # the writer, when it takes counts
+        self._counted: CountingStreamWriter | None = None  # the writer, when it takes counts
         self._tool = tool
         self.not_kept: str | None = None
         # An unlimited stream's chunks while its first bytes decide whether it is binary.
@@ -190,8 +177,7 @@ class CapStream:
         try:
             writer = self._writer = opener()
             # A writer that takes the count of line breaks: the stream counts them for it.
-            self._counted = (writer if isinstance(writer, CountingWriter)
-                             and writer.wants_newlines else None)
+            self._counted = writer if writer is not None and takes_newlines(writer) else None
         except Exception as error:  # any store failure: deliver bounded, say why
             self._failed(error)
             return

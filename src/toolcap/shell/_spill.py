@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING
 from ..core._default import DEFAULT, Default
 from ..core._errors import StoreError
 from ..core._sizes import Limit
-from ..protocols import StreamingArtifactSink
-from ..store._writer import ArtifactWriter
+from ..protocols import CountingStreamWriter, StreamingArtifactSink, takes_newlines
 from ._capstream import CapStream, StreamWriter
 from ._stream import StreamCutter
 
@@ -40,7 +39,8 @@ class BackgroundWriter:
         # The store's own writer takes the count of line breaks made by the reading
         # thread (which counts for keep_lines anyway): then the spill thread only
         # hashes and writes, which release the interpreter's lock.
-        self._counted = isinstance(writer, ArtifactWriter)
+        self._counted: CountingStreamWriter | None = (
+            writer if takes_newlines(writer) else None)
         self._queue: queue.Queue[tuple[bytes, int | None] | None] = queue.Queue(depth)
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._drain, name="toolcap-spill", daemon=True)
@@ -51,8 +51,8 @@ class BackgroundWriter:
             if self._error is None:
                 chunk, newlines = item
                 try:
-                    if self._counted:
-                        self._writer.write(chunk, newlines)  # type: ignore[call-arg]
+                    if self._counted is not None:
+                        self._counted.write(chunk, newlines)
                     else:
                         self._writer.write(chunk)
                 except BaseException as error:  # handed to the reading thread
@@ -66,7 +66,7 @@ class BackgroundWriter:
     @property
     def wants_newlines(self) -> bool:
         """Whether :meth:`write` makes use of a count of the chunk's line breaks."""
-        return self._counted
+        return self._counted is not None
 
     def write(self, chunk: bytes, newlines: int | None = None) -> None:
         """Queue ``chunk`` (an immutable ``bytes``: it is not copied), with its count of

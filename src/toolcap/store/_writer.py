@@ -81,6 +81,10 @@ class ArtifactWriter:
 is called with the id, the spool and the record, and publishes them.
     """
 
+    #: ``write`` takes each chunk's count of line breaks, when the caller has it
+    #: (:class:`toolcap.protocols.CountingStreamWriter`): the line index needs it.
+    wants_newlines = True
+
     def __init__(
         self,
         store: StoreBackend,
