@@ -34,11 +34,6 @@ from .core._sizes import Limit, parse_limit
 from .core._store_limits import StoreLimits
 from .core._tokens import check_measure
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
-
 __all__ = ["Config", "StoreLimits", "ToolPolicy", "find_config_file", "load_config"]
 
 KB = 1024
@@ -312,6 +307,11 @@ def _read_toml(path: Path) -> tuple[dict[str, Any], bytes]:
             f"not UTF-8 (invalid byte at offset {error.start}); save the file as UTF-8",
             file=str(path),
         ) from None
+    # Imported here: a command run with no configuration file never needs it.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
     try:
         return tomllib.loads(text), raw
     except tomllib.TOMLDecodeError as error:

@@ -16,7 +16,6 @@ import hashlib
 import json
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 from .core._errors import ConfigError
@@ -119,6 +118,8 @@ def _save(records: dict[str, str]) -> None:
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     text = json.dumps({"version": 1, "files": dict(sorted(records.items()))}, indent=1) + "\n"
     # Written whole and renamed into place: a reader sees the old record or the new one.
+    import tempfile  # here: only `toolcap config trust` writes
+
     fd, temporary = tempfile.mkstemp(prefix=".trusted-", dir=directory)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as stream:

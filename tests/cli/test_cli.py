@@ -153,6 +153,31 @@ def test_a_subcommand_loads_only_its_own_modules(tmp_path: Path) -> None:
     assert modules == "['toolcap.cli._cap', 'toolcap.cli._common']"
 
 
+def _modules_loaded_by(args: list[str], stdin: bytes, tmp_path: Path) -> set[str]:
+    script = ("import sys; from toolcap.cli import main; status = main(%r); "
+              "sys.stderr.write('\\n' + ' '.join(sorted(sys.modules)))" % (args,))
+    env = {key: value for key, value in os.environ.items() if not key.startswith("TOOLCAP_")}
+    env["TOOLCAP_ARTIFACTS"] = str(tmp_path / "artifacts")
+    result = subprocess.run([sys.executable, "-c", script], input=stdin, cwd=tmp_path, env=env,
+                            capture_output=True, timeout=60, check=True)
+    return set(result.stderr.decode().splitlines()[-1].split())
+
+
+def test_cap_loads_only_the_store_it_writes_to(tmp_path: Path) -> None:
+    # Start-up again: `cap` does not start processes, and a store is loaded only
+    # when something is kept in it, and then only the one in use.
+    (tmp_path / "toolcap.toml").write_text("")
+    unused = {"subprocess", "toolcap.shell._run", "toolcap.store._fsspec", "uuid"}
+    kept_nothing = _modules_loaded_by(["cap", "--no-spill"], b"x\n" * 5000, tmp_path)
+    assert not unused & kept_nothing
+    assert not {name for name in kept_nothing if name.startswith("toolcap.store.")} - {
+        "toolcap.store._regex", "toolcap.store._limits"}  # keep_lines' matchers; the cut
+    spilled = _modules_loaded_by(["cap", "--limit", "1KB"], b"x\n" * 5000, tmp_path)
+    assert "toolcap.store._local" in spilled and "toolcap.store._writer" in spilled
+    assert not unused & spilled
+    assert any((tmp_path / "artifacts").rglob("*.json"))  # it did keep the input
+
+
 def test_help_still_lists_every_subcommand() -> None:
     result = run("--help")
     assert result.returncode == 0

@@ -20,7 +20,7 @@ from ..core._json import dumps
 from ..core._sizes import parse_limit
 from ..core._utf8 import decode, utf8_size
 from ..shell._capstream import CapStream, StreamOutcome
-from ..shell._run import widen_pipe
+from ..shell._pipes import widen_pipe
 from ..shell._spill import open_stream
 from ._common import (
     CommandError,

@@ -14,7 +14,6 @@ import contextlib
 import os
 import selectors
 import signal
-import stat
 import subprocess
 import threading
 import time
@@ -24,6 +23,7 @@ from types import FrameType
 
 from .._children import GroupGuard
 from ..core._errors import CommandNotStarted
+from ._pipes import widen_pipe
 
 __all__ = ["DRAIN_SECONDS", "KILL_GRACE_SECONDS", "CommandNotStarted", "Exit", "run_command"]
 
@@ -214,18 +214,6 @@ def _next_wait(now: float, *moments: float | None, poll: bool) -> float | None:
     if poll:
         times.append(_POLL_SECONDS)
     return max(0.0, min(times)) if times else None
-
-
-def widen_pipe(fd: int, size: int) -> None:
-    """Let the pipe ``fd`` hold ``size`` bytes (Linux): fewer, larger reads and writes.
-
-    Best effort: not a pipe, another system, or over the user's pipe limit, nothing changes.
-    """
-    with contextlib.suppress(OSError, ImportError, AttributeError, ValueError):
-        import fcntl
-
-        if stat.S_ISFIFO(os.fstat(fd).st_mode):
-            fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), size)
 
 
 def _kill_group(pgid: int, signum: int) -> None:

@@ -9,26 +9,24 @@ cache. A location with a scheme (``s3://bucket/prefix``) opens an
 
 from __future__ import annotations
 
+import importlib
 import os
+from typing import TYPE_CHECKING, Any
 
-from toolcap.core._errors import DamagedArtifactError, StoreError
+from toolcap.core._errors import ArtifactNotFoundError, DamagedArtifactError, StoreError
 from toolcap.core._refs import InvalidReferenceError, parse_ref
 from toolcap.core._store_limits import StoreLimits
-from toolcap.store._backend import Clock, StoreBackend, store_errors
-from toolcap.store._base import ArtifactStore
-from toolcap.store._fsspec import FsspecStore  # fsspec itself is imported on first use
 from toolcap.store._limits import GRACE_SECONDS
-from toolcap.store._local import LocalStore, default_root
-from toolcap.store._memory import MemoryStore
-from toolcap.store._records import (
-    ArtifactInfo,
-    ArtifactNotFoundError,
-    GcReport,
-    GrepMatch,
-    GrepResult,
-)
-from toolcap.store._search import grep_rows
-from toolcap.store._writer import ArtifactWriter
+
+if TYPE_CHECKING:
+    from toolcap.store._backend import Clock, StoreBackend, store_errors
+    from toolcap.store._base import ArtifactStore
+    from toolcap.store._fsspec import FsspecStore
+    from toolcap.store._local import LocalStore, default_root
+    from toolcap.store._memory import MemoryStore
+    from toolcap.store._records import ArtifactInfo, GcReport, GrepMatch, GrepResult
+    from toolcap.store._search import grep_rows
+    from toolcap.store._writer import ArtifactWriter
 
 __all__ = [
     "ENV_VAR",
@@ -57,6 +55,39 @@ __all__ = [
     "resolve_location",
     "store_errors",
 ]
+
+# The store's parts are loaded on first use: a module of the package (the regular
+# expressions ``keep_lines`` uses, say) is imported without the backends, and a
+# command that keeps nothing (``toolcap cap --no-spill``) loads none of them.
+_LAZY = {
+    "ArtifactInfo": "_records",
+    "ArtifactStore": "_base",
+    "ArtifactWriter": "_writer",
+    "Clock": "_backend",
+    "FsspecStore": "_fsspec",
+    "GcReport": "_records",
+    "GrepMatch": "_records",
+    "GrepResult": "_records",
+    "LocalStore": "_local",
+    "MemoryStore": "_memory",
+    "StoreBackend": "_backend",
+    "default_root": "_local",
+    "grep_rows": "_search",
+    "store_errors": "_backend",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+        globals()[name] = value  # found directly from now on
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 #: Environment variable naming the artifact store (a directory or an fsspec URL).
 ENV_VAR = "TOOLCAP_ARTIFACTS"
@@ -104,6 +135,8 @@ def open_store(
     :class:`toolcap.StoreError` when the location needs a missing extra or is
     not a valid URL.
     """
+    from toolcap.store._local import LocalStore
+
     where = resolve_location(location, configured=configured)
     if where is None:
         return LocalStore(None, limits=limits, clock=clock)
@@ -112,4 +145,6 @@ def open_store(
         return LocalStore(where, limits=limits, clock=clock)
     if scheme.lower() == "file":
         return LocalStore(rest or "/", limits=limits, clock=clock)
+    from toolcap.store._fsspec import FsspecStore
+
     return FsspecStore(where, limits=limits, clock=clock)
