@@ -154,8 +154,8 @@ def test_a_subcommand_loads_only_its_own_modules(tmp_path: Path) -> None:
 
 
 def _modules_loaded_by(args: list[str], stdin: bytes, tmp_path: Path) -> set[str]:
-    script = ("import sys; from toolcap.cli import main; status = main(%r); "
-              "sys.stderr.write('\\n' + ' '.join(sorted(sys.modules)))" % (args,))
+    script = (f"import sys; from toolcap.cli import main; status = main({args!r}); "
+              "sys.stderr.write('\\n' + ' '.join(sorted(sys.modules)))")
     env = {key: value for key, value in os.environ.items() if not key.startswith("TOOLCAP_")}
     env["TOOLCAP_ARTIFACTS"] = str(tmp_path / "artifacts")
     result = subprocess.run([sys.executable, "-c", script], input=stdin, cwd=tmp_path, env=env,

@@ -196,6 +196,57 @@ def test_a_spilled_stream_records_the_lines_and_marks_a_one_shot_put_records(
     assert store.read_bytes(outcome.reference) == data
 
 
+class _Recording(MemoryStore):
+    """A store of one's own whose writer records how it was called."""
+
+    def __init__(self, counting: bool) -> None:
+        super().__init__()
+        self.calls: list[tuple[bytes, int | None] | bytes] = []
+        self.counting = counting
+
+    def open_writer(self, *, tool: str | None = None):  # type: ignore[no-untyped-def]
+        store, chunks = self, []
+
+        class Plain:
+            def write(self, chunk: bytes) -> None:
+                store.calls.append(chunk)
+                chunks.append(chunk)
+
+            def commit(self) -> str:
+                return store.put(b"".join(chunks))
+
+            def abort(self) -> None:
+                pass
+
+        class Counting(Plain):
+            wants_newlines = True
+
+            def write(self, chunk: bytes, newlines: int | None = None) -> None:  # type: ignore[override]
+                store.calls.append((chunk, newlines))
+                chunks.append(chunk)
+
+        return Counting() if self.counting else Plain()
+
+
+@pytest.mark.parametrize("counting", [False, True])
+def test_a_writer_gets_the_count_of_line_breaks_only_if_it_wants_it(counting: bool) -> None:
+    # The public protocol: a writer without `wants_newlines` is called as write(chunk),
+    # one with it as write(chunk, newlines), the count right or None (not counted).
+    data = b"line\n" * 3000 + b"end"
+    store = _Recording(counting)
+    outcome = stream_through(Policy(Config(tools={"t": {"size_threshold": 1024}}), sink=store,
+                                    notices=False), data, list(range(0, len(data), 1000)))
+    assert outcome.reference == reference_of(data)
+    if not counting:
+        assert all(isinstance(call, bytes) for call in store.calls)
+        return
+    calls = [call for call in store.calls if isinstance(call, tuple)]
+    assert len(calls) == len(store.calls)
+    assert b"".join(chunk for chunk, _ in calls) == data
+    assert all(count is None or count == chunk.count(b"\n") for chunk, count in calls)
+    assert any(count is not None for _, count in calls)
+
+
 def test_stream_that_fits_opens_no_artifact_and_passes_bytes_through() -> None:
     store = MemoryStore()
     data = b"\xffnot utf-8 but short\n"
