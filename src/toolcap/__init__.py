@@ -9,7 +9,7 @@ artifact store that the model can read back.
 (True, True)
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ._config import Config, StoreLimits, ToolPolicy, load_config
 from ._finalize import FinalizedResponse, Policy, ToolResponse
@@ -18,6 +18,7 @@ from ._tokenizer import token_counter
 from .core._cut import CapResult, cap_text
 from .core._errors import ConfigError, StoreError
 from .core._json import json_size, project_json_blocks, project_json_text
+from .core._lazy import lazy_names
 from .core._marker import DEFAULT_MARKER
 from .core._sizes import human_size, parse_limit, parse_size
 from .core._tokens import estimate_tokens
@@ -68,15 +69,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value  # found directly from now on
-        return value
-    raise AttributeError(f"module 'toolcap' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_names("toolcap", _LAZY, globals())

@@ -9,11 +9,11 @@ cache. A location with a scheme (``s3://bucket/prefix``) opens an
 
 from __future__ import annotations
 
-import importlib
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from toolcap.core._errors import ArtifactNotFoundError, DamagedArtifactError, StoreError
+from toolcap.core._lazy import lazy_names
 from toolcap.core._refs import InvalidReferenceError, parse_ref
 from toolcap.core._store_limits import StoreLimits
 from toolcap.store._limits import GRACE_SECONDS
@@ -59,7 +59,7 @@ __all__ = [
 # The store's parts are loaded on first use: a module of the package (the regular
 # expressions ``keep_lines`` uses, say) is imported without the backends, and a
 # command that keeps nothing (``toolcap cap --no-spill``) loads none of them.
-_LAZY = {
+_LAZY = {name: f"{__name__}.{module}" for name, module in {
     "ArtifactInfo": "_records",
     "ArtifactStore": "_base",
     "ArtifactWriter": "_writer",
@@ -74,19 +74,10 @@ _LAZY = {
     "default_root": "_local",
     "grep_rows": "_search",
     "store_errors": "_backend",
-}
+}.items()}
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-        globals()[name] = value  # found directly from now on
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
 
 
 #: Environment variable naming the artifact store (a directory or an fsspec URL).
