@@ -21,7 +21,10 @@ toolcap's own work (read, hash, write, cut).
 Goals: at least 0.8 of cat's throughput with spilling off and 0.5 with it on (the
 tmpfs figure; the disk figure is bound by the flush). With ``--keep-lines`` the same
 run again with ``keep_lines = []`` (the cut without kept lines): the built-in
-``keep_lines`` set (the default) should cost at most 20% of that throughput. Peak
+``keep_lines`` set (the default) should cost at most 20% of that throughput. Beside each
+time the processor seconds the consumer itself used, and the rates of the two passes
+spilling makes over every byte (SHA-256, counting line breaks): the work that bounds
+the spilled figures on two cores (see docs/performance.md). Peak
 memory is the largest resident set of ``toolcap cap`` (via a small wrapper's
 RUSAGE_CHILDREN) at 10 MB, 100 MB and the full size: it should be the same small
 constant at every size.
@@ -69,8 +72,9 @@ with open(sys.argv[1], "w") as report:
 """
 
 
-def pipe_through(command: list[str], size: int, env: dict[str, str]) -> float:
-    """Seconds for ``size`` bytes from the producer through ``command`` to /dev/null.
+def pipe_through(command: list[str], size: int, env: dict[str, str]) -> tuple[float, float]:
+    """Seconds for ``size`` bytes from the producer through ``command`` to /dev/null, and
+    the processor seconds (user and system) ``command`` itself used.
 
     Every consumer gets the same pipe: what ``toolcap cap`` asks for on its own
     (:data:`CHUNK`), so that the pipe size, which decides how often producer and
@@ -85,12 +89,13 @@ def pipe_through(command: list[str], size: int, env: dict[str, str]) -> float:
                                 stderr=subprocess.DEVNULL, env=env)
     os.close(reader)
     os.close(writer)
-    consumer.wait()
+    _, status, usage = os.wait4(consumer.pid, 0)
+    consumer.returncode = os.waitstatus_to_exitcode(status)
     producer.wait()
     elapsed = time.perf_counter() - start
     if consumer.returncode or producer.returncode:
         raise SystemExit(f"{command} failed ({consumer.returncode}, {producer.returncode})")
-    return elapsed
+    return elapsed, usage.ru_utime + usage.ru_stime
 
 
 def peak_rss(size: int, args: list[str], env: dict[str, str], work: Path) -> int:
@@ -126,6 +131,20 @@ def sha256_rate() -> float:
     return (256 << 20) / best
 
 
+def newline_count_rate() -> float:
+    """Bytes per second ``bytes.count(b"\\n")`` counts line breaks here (best of three over
+    256 MB of log lines in 1 MB pieces): spilling counts every byte's, for the record's
+    line count and line index, holding the interpreter's lock."""
+    block = (b"2026-11-29T12:00:00Z worker-042 INFO request handled\n" * 20000)[: 1 << 20]
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        for _ in range(256):
+            block.count(b"\n")
+        best = min(best, time.perf_counter() - start)
+    return (256 << 20) / best
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", default="1GB", help="input size (default 1GB)")
@@ -147,6 +166,8 @@ def main() -> None:
               "(256 MB written, then fdatasync)")
         print(f"  SHA-256 rate here: {sha256_rate() / 1e6:.0f} MB/s (256 MB in memory; "
               "spilling hashes every byte once, and a partial artifact's stored bytes again)")
+        print(f"  line break count rate here: {newline_count_rate() / 1e6:.0f} MB/s "
+              "(bytes.count; spilling counts every byte's line breaks once)")
         off = work / "keep-lines-off.toml"
         off.write_text('[tools."*"]\nkeep_lines = []\n')
         variants = [("cat (baseline)", ["cat"], env),
@@ -162,16 +183,23 @@ def main() -> None:
                 variants.append(("  keep_lines = [] spill to tmpfs", [TOOLCAP, "cap"],
                                  {**in_memory, "TOOLCAP_CONFIG": str(off)}))
         times: dict[str, list[float]] = {label: [] for label, _, _ in variants}
+        cpu: dict[str, list[float]] = {label: [] for label, _, _ in variants}
         for _ in range(options.repeat):
             for label, command, variant_env in variants:
-                times[label].append(pipe_through(command, size, variant_env))
+                elapsed, used = pipe_through(command, size, variant_env)
+                times[label].append(elapsed)
+                cpu[label].append(used)
                 shutil.rmtree(Path(variant_env["TOOLCAP_ARTIFACTS"]), ignore_errors=True)
         cat = min(times["cat (baseline)"])
+        # The processor time of the consumer itself: with a pipe producer also running,
+        # two cores cannot finish faster than about half of (its time + the producer's).
+        print("  (cpu: processor seconds the consumer itself used, best run)")
         for label, _, _ in variants:
             seconds = min(times[label])
             rate = size / seconds / (1 << 20)
             print(f"  {label:<31} {seconds:7.2f} s  {rate:8.0f} MiB/s  ratio {cat / seconds:5.2f}"
-                  f"  (median {statistics.median(times[label]):.2f} s)")
+                  f"  (median {statistics.median(times[label]):.2f} s,"
+                  f" cpu {min(cpu[label]):.2f} s)")
         if options.keep_lines:
             pairs = [("--no-spill", "toolcap cap --no-spill", "  keep_lines = [] --no-spill")]
             if in_memory:
@@ -180,7 +208,7 @@ def main() -> None:
             for mode, on, plain in pairs:
                 print(f"  keep_lines (built-in set) throughput, {mode}: "
                       f"{min(times[plain]) / min(times[on]):.2f} of keep_lines = []")
-        startup = min(pipe_through([TOOLCAP, "cap", "--no-spill"], 0, env)
+        startup = min(pipe_through([TOOLCAP, "cap", "--no-spill"], 0, env)[0]
                       for _ in range(options.repeat))
         print(f"  (of which toolcap's start-up, on empty input: {startup:.2f} s)")
         print("peak memory of toolcap cap (max RSS):")
