@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import json
 import queue
@@ -76,6 +77,17 @@ def client(
         yield connected
 
 
+@contextlib.contextmanager
+def listening_client(portal: BlockingPortal, http_url: str, artifacts: Path, tmp_path: Path,
+                     *, stateless: bool = False) -> Iterator[HttpClient]:
+    """An SDK client of `toolcap proxy --listen --url http_url` (a 32 KB threshold)."""
+    config = write_config(tmp_path / "toolcap.toml", '[tools."*"]\nsize_threshold = "32KB"\n')
+    args = ["--listen", "127.0.0.1:0", "--url", http_url]
+    with Listener(args, base_env(artifacts, config), tmp_path / "stderr.log") as listener, \
+            HttpClient(portal, listener.url, stateless=stateless) as client:
+        yield client
+
+
 def test_an_http_upstream_is_relayed_with_its_server_info(client: Client) -> None:
     assert client.init.server_info.name == "bigserver"
     assert client.session is not None
@@ -132,10 +144,7 @@ def test_a_listening_proxy_relays_each_session_to_the_http_upstream(
 def test_a_stateless_client_reaches_the_http_upstream_through_a_listening_proxy(
     portal: BlockingPortal, http_url: str, artifacts: Path, tmp_path: Path
 ) -> None:
-    config = write_config(tmp_path / "toolcap.toml", '[tools."*"]\nsize_threshold = "32KB"\n')
-    args = ["--listen", "127.0.0.1:0", "--url", http_url]
-    with Listener(args, base_env(artifacts, config), tmp_path / "stderr.log") as listener, \
-            HttpClient(portal, listener.url, stateless=True) as client:
+    with listening_client(portal, http_url, artifacts, tmp_path, stateless=True) as client:
         (text,) = text_of(client.call("big_text", {"size": 100_000}))
         assert len(text.encode()) <= 32 * 1024
         assert text_of(client.call("small", {"text": "hi"})) == ["hi"]
@@ -146,10 +155,7 @@ def test_a_listening_proxy_keeps_the_order_of_progress_results_to_bound_and_smal
 ) -> None:
     # Under --listen the upstream's exchanges run on the server's loop: a small answer
     # is handed on there, a result to bound on a thread; neither may overtake the other.
-    config = write_config(tmp_path / "toolcap.toml", '[tools."*"]\nsize_threshold = "32KB"\n')
-    args = ["--listen", "127.0.0.1:0", "--url", http_url]
-    with Listener(args, base_env(artifacts, config), tmp_path / "stderr.log") as listener, \
-            HttpClient(portal, listener.url) as client:
+    with listening_client(portal, http_url, artifacts, tmp_path) as client:
         session = client.session
         assert session is not None
         seen: list[float] = []
@@ -206,3 +212,18 @@ def test_an_event_stream_whose_lines_end_with_a_bare_cr_is_read(
         argv = proxy_argv("--url", f"http://127.0.0.1:{port}/mcp")
         with Client(portal, argv, base_env(artifacts, config), tmp_path / "stderr.log") as client:
             assert client.init.server_info.name == "cr-lines"
+
+
+def test_a_2026_07_28_call_mirrors_its_marked_arguments_in_mcp_param_headers(
+    portal: BlockingPortal, http_url: str, artifacts: Path, tmp_path: Path
+) -> None:
+    # The SDK's server refuses (HeaderMismatch) a call whose marked arguments are not
+    # mirrored in Mcp-Param-* headers; the proxy learns the marks from tools/list.
+    with listening_client(portal, http_url, artifacts, tmp_path, stateless=True) as client:
+        session = client.session
+        assert session is not None
+        assert "regional" in [tool.name for tool in portal.call(session.list_tools).tools]
+        for region, shard in (("eu-west-1", 7), ("Zürich ", -3)):
+            result = client.call("regional", {"region": region, "shard": shard})
+            assert not result.is_error, text_of(result)
+            assert text_of(result) == [f"region {region} shard {shard}"]

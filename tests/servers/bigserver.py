@@ -363,6 +363,13 @@ def header(name: str, ctx: Context) -> str:
     return str(headers.get(name.lower(), headers.get(name, "")))
 
 
+@server.tool()
+def regional(region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})],
+             shard: Annotated[int, Field(json_schema_extra={"x-mcp-header": "Shard"})] = 0) -> str:
+    """Name the region called (mirrored, over HTTP on 2026-07-28, in Mcp-Param-Region)."""
+    return f"region {region} shard {shard}"
+
+
 @server.resource("big://text/{size}")
 def big_resource(size: str) -> str:
     """A text resource of ``size`` bytes."""

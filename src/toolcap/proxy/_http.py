@@ -24,6 +24,8 @@ from ._handoff import Handoff
 from ._http_errors import describe_transport_error, explain_refusal
 from ._httpevents import listen, read_events, resume
 from ._io import WriterClosed
+from ._long import answered_ids
+from ._paramheaders import ParamHeaders
 from ._rawhttp import RawClient, send_request, usable_for
 from ._relay import PROXY_ERROR
 from ._revision import (
@@ -78,6 +80,8 @@ class HttpUpstream:
         self._loop_thread: int | None = None  # the thread the event loop runs on
         self._shared: Handoff | None = None  # on a loop of the caller's (use_loop)
         self._ended = threading.Event()
+        self._params = ParamHeaders()  # the Mcp-Param-* headers of each tool's calls
+        self._listings: set[str | int] = set()  # ids of 2026-07-28 tools/list in flight
 
     @property
     def returncode(self) -> int | None:  # there is no process
@@ -222,6 +226,10 @@ class HttpUpstream:
             first = items[0] if items and isinstance(items[0], dict) else {}
             params = first.get("params")
             routing = revision_headers(first) if len(items) == 1 else {}
+            if routing.get("mcp-method") == "tools/call":
+                routing.update(self._params.headers(params))
+            elif routing.get("mcp-method") == "tools/list":
+                self._listings.update(i for i in ids if isinstance(i, (str, int)))
             if first.get("method") == "notifications/cancelled" and (
                     self._cancel_by_close.cancel(params)):
                 continue  # done by closing the request's stream: nothing to send
@@ -353,6 +361,10 @@ class HttpUpstream:
         What it returns, if anything, is awaited before reading on."""
         if initialize:
             self._version = negotiated_revision(holder[0]) or self._version
+        if self._listings and (listed := self._listings.intersection(answered_ids(holder[0]))):
+            # A 2026-07-28 tools/list answer: the arguments its tools mirror in headers.
+            self._listings -= listed
+            holder[0] = self._params.learn(holder[0], self.url)
         # The relay takes lines read into a bytearray too; it only pops this one.
         if self._shared is not None:
             handled = self._shared.hand_on(cast("list[bytes | bytearray]", holder))

@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 __all__ = [
-    "StreamCancels", "empty_tools_list", "for_revision", "negotiated_revision",
+    "StreamCancels", "empty_tools_list", "for_revision", "header_value", "negotiated_revision",
     "request_revision", "revision_headers", "text_result", "wants_result_type",
 ]
 
@@ -49,11 +49,17 @@ def revision_headers(message: Any) -> dict[str, str]:
     headers = {"mcp-protocol-version": version, "mcp-method": method}
     name = params.get(_NAMED_BY.get(method, "")) if isinstance(params, dict) else None
     if isinstance(name, str):
-        # What a header cannot carry as it is goes base64 inside =?base64?…?=.
-        plain = _visible(name) and name == name.strip() and not name.startswith("=?base64?")
-        headers["mcp-name"] = name if plain else (
-            f"=?base64?{base64.b64encode(name.encode('utf-8', 'surrogatepass')).decode()}?=")
+        headers["mcp-name"] = header_value(name)
     return headers
+
+
+def header_value(text: str) -> str:
+    """``text`` as a header of a revision that names itself carries it (``Mcp-Name``,
+    ``Mcp-Param-*``): as it is, or, what a header cannot carry as it is (and what looks
+    like the encoding), base64 inside ``=?base64?…?=``."""
+    plain = _visible(text) and text == text.strip() and not text.startswith("=?base64?")
+    return text if plain else (
+        f"=?base64?{base64.b64encode(text.encode('utf-8', 'surrogatepass')).decode()}?=")
 
 
 def _visible(text: str) -> bool:
