@@ -15,7 +15,8 @@ URL = "https://mcp.example.com/mcp"
 
 
 @settings(max_examples=200, deadline=None, derandomize=True)
-@given(status=st.integers(400, 599), body=st.binary(max_size=4096), in_session=st.booleans())
+@given(status=st.integers(400, 599) | st.sampled_from([401, 403, 404, 405, 500]),
+       body=st.binary(max_size=4096), in_session=st.booleans())
 def test_a_status_line_is_one_bounded_line_naming_the_url_whatever_the_body(
     status: int, body: bytes, in_session: bool
 ) -> None:

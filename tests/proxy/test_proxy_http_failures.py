@@ -80,6 +80,9 @@ def failed_initialize(
         (403, "HTTP 403 Forbidden: the credentials were refused (check the token given with "
               "--header)"),
         (404, "HTTP 404 Not Found: check the URL"),
+        # What an older HTTP+SSE server (its endpoint takes GET only) answers a POST.
+        (405, "HTTP 405 Method Not Allowed: not a Streamable HTTP endpoint (an older "
+              "HTTP+SSE server?)"),
         (500, "HTTP 500 Internal Server Error: the server failed (see its logs)"),
         (503, "HTTP 503 Service Unavailable: the server failed"),
     ],

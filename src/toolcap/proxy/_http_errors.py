@@ -91,6 +91,8 @@ def describe_status(url: str, status: int, body: bytes, in_session: bool) -> str
     elif status == 404:
         line += (": the session expired or the server restarted" if in_session
                  else ": check the URL (no MCP endpoint at that path)")
+    elif status == 405:  # an HTTP+SSE endpoint (the transport before 2025-03-26) takes GET only
+        line += ": not a Streamable HTTP endpoint (an older HTTP+SSE server?)"
     elif status >= 500:
         line += ": the server failed (see its logs)"
     snippet = _one_line(body[:_SNIPPET_CHARS * 4].decode("utf-8", "replace"))[:_SNIPPET_CHARS]
