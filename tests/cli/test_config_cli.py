@@ -114,3 +114,21 @@ def test_show_prints_keep_lines_as_a_toml_list(toolcap: Toolcap) -> None:
     lines = shown.stdout.decode().splitlines()
     assert 'tools.Bash.keep_lines = ["^E\\\\d+", "say \\"no\\""]  # file' in lines
     assert "tools.Bash.keep_lines_share = 0.5  # file" in lines
+
+
+def test_show_without_a_file_says_where_the_user_level_file_would_be_read(
+    toolcap: Toolcap,
+) -> None:
+    # A proxy started by a GUI client reads only the user-level file: say where it goes.
+    (toolcap.home / "empty").mkdir()
+    shown = toolcap("config", "show", cwd=toolcap.home / "empty")
+    assert shown.returncode == 0, shown.stderr
+    expected = toolcap.config_dir / "toolcap" / "toolcap.toml"
+    assert shown.stdout.decode().splitlines()[0] == (
+        f"# no configuration file: defaults and environment (the user-level file would be "
+        f"{expected})")
+    expected.parent.mkdir(parents=True)
+    expected.write_text('batch_ceiling = "300KB"\n')
+    found = toolcap("config", "show", cwd=toolcap.home / "empty")
+    assert found.stdout.decode().splitlines()[0] == (
+        f"# configuration file: {expected} (named or user-level)")

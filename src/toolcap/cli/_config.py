@@ -77,7 +77,9 @@ def _show(args: argparse.Namespace) -> int:
     found = (Path(args.config), False) if args.config else _find(None, None)
     table: dict[str, Any] = {}
     if found is None:
-        print("# no configuration file: defaults and environment")
+        # Where to create one: a proxy started by a GUI client reads only that one.
+        print("# no configuration file: defaults and environment (the user-level file "
+              f"would be {user_config_file()})")
     else:
         file, walked = found
         data, raw = _read_toml(file)
