@@ -158,6 +158,23 @@ def test_undo_restores_entries_and_keeps_what_the_client_changed_since(
     assert path.read_text() == original.replace('"numStartups": 42', '"numStartups": 43')
 
 
+def test_undo_leaves_an_entry_the_user_changed_since_and_says_so(toolcap: Toolcap) -> None:
+    path = copy_client("cursor/mcp.json", toolcap.home)
+    toolcap("wrap", str(path), "--toolcap", TOOLCAP)
+    # The user adds an argument to the wrapped server, then undoes the wrap.
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["mcpServers"]["playwright"]["args"].append("--headless")
+    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    done = toolcap("wrap", str(path), "--undo")
+    assert done.returncode == 0, done.stderr
+    assert "skipped playwright: changed since it was wrapped" in done.stderr.decode()
+    after = servers_of(path)
+    assert after["playwright"]["args"][-1] == "--headless"  # the change is not lost
+    assert after["context7"] == servers_of(DATA / "cursor/mcp.json")["context7"]
+    records = json.loads(path.with_name(path.name + ".toolcap.json").read_text())
+    assert list(records["entries"]) == ["/mcpServers/playwright"]
+
+
 def test_server_limits_the_change_to_the_named_servers_and_undo_follows(
     toolcap: Toolcap,
 ) -> None:

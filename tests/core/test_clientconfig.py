@@ -130,6 +130,27 @@ def test_a_wrapped_entry_without_a_record_is_left_wrapped_with_the_reason() -> N
     assert change.skipped == [("a", "no record of its original entry")]
 
 
+def test_an_entry_changed_since_it_was_wrapped_is_not_undone_and_says_why() -> None:
+    text = json.dumps({"mcpServers": {"a": {"command": "srv", "env": {"TOKEN": "old"}},
+                                      "b": {"command": "other"}}}, indent=2)
+    wrapped = wrap_text(text, "f.json", TOOLCAP)
+    edited = wrapped.text.replace('"old"', '"new"')  # the user changed the wrapped entry
+    change = unwrap_text(edited, "f.json", wrapped.records)
+    assert change.done == ["b"] and [name for name, _ in change.skipped] == ["a"]
+    assert "changed since it was wrapped" in change.skipped[0][1]
+    assert json.loads(change.text)["mcpServers"]["a"]["env"] == {"TOKEN": "new"}
+    assert list(change.records) == ["/mcpServers/b"]  # a's record is kept for later
+
+
+def test_an_entry_only_laid_out_again_by_the_client_is_undone() -> None:
+    text = json.dumps({"mcpServers": {"a": {"command": "srv", "args": ["x"]}}}, indent=2)
+    wrapped = wrap_text(text, "f.json", TOOLCAP)
+    relaid = json.dumps(json.loads(wrapped.text), indent=4)  # same values, another layout
+    change = unwrap_text(relaid, "f.json", wrapped.records)
+    assert change.done == ["a"]
+    assert json.loads(change.text) == json.loads(text)
+
+
 def test_an_empty_or_missing_server_list_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="no servers to wrap"):
         wrap_text('{"servers": {}}', "f.json", TOOLCAP)

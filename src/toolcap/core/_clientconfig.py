@@ -282,11 +282,30 @@ def wrap_text(text: str, source: str, toolcap: str, *, names: Collection[str] | 
     return change
 
 
+_EDITED = ("changed since it was wrapped, and undoing would lose that change: edit it back "
+           "by hand (its original entry is kept in the wrap record beside the file)")
+
+
+def _edited_since(server: Server, record: Mapping[str, str]) -> bool:
+    """Whether the wrapped entry's value is no longer the one wrap wrote (a client that
+    only lays the file out again changes no value)."""
+    wrapped = record.get("wrapped")
+    if not isinstance(wrapped, str):
+        return False  # nothing to compare with: the original is all there is
+    try:
+        written, _ = parse_with_spans(wrapped)
+    except JsonSyntaxError:
+        return False
+    return bool(written.value != server.node.value)
+
+
 def unwrap_text(text: str, source: str, records: Mapping[str, Mapping[str, str]], *,
                 names: Collection[str] | None = None) -> Change:
     """Put back the original text of each wrapped entry that has a record.
 
-    The records used are returned in ``change.records`` (to be forgotten).
+    An entry whose value was changed since it was wrapped is left as it is (with
+    the reason): putting the original back would silently undo that change. The
+    records used are returned in ``change.records`` (to be forgotten).
     """
     change = Change(text)
     edits: list[tuple[int, int, str]] = []
@@ -297,6 +316,9 @@ def unwrap_text(text: str, source: str, records: Mapping[str, Mapping[str, str]]
         record = records.get(server.pointer)
         if record is None or not isinstance(record.get("original"), str):
             change.skipped.append((server.label, "no record of its original entry"))
+            continue
+        if _edited_since(server, record):
+            change.skipped.append((server.label, _EDITED))
             continue
         edits.append((server.node.start, server.node.end, record["original"]))
         change.records[server.pointer] = dict(record)
