@@ -137,6 +137,15 @@ def test_a_body_over_64_mb_is_refused_with_413_declared_or_chunked(listener: Lis
     assert _status_of_raw_post(listener.url, chunked, chunks()).startswith(b"HTTP/1.1 413")
 
 
+def test_an_answer_stream_asks_proxies_in_front_not_to_buffer_it(listener: Listener) -> None:
+    reply = raw(listener.url, "POST", INITIALIZE)
+    assert reply.headers["content-type"] == "text/event-stream"
+    assert reply.headers["x-accel-buffering"] == "no"
+    assert reply.headers["cache-control"] == "no-cache, no-transform"
+    assert sse_messages(reply.text)[0]["id"] == 1
+    raw(listener.url, "DELETE", headers={"Mcp-Session-Id": reply.headers["mcp-session-id"]})
+
+
 def test_a_request_for_another_path_gets_404_naming_the_mcp_path(listener: Listener) -> None:
     other = listener.url.rsplit("/", 1)[0] + "/elsewhere"
     reply = raw(other, "POST", INITIALIZE)

@@ -242,7 +242,8 @@ class _Server:
             session.open_streams -= 1
             session.last_active = time.monotonic()
 
-        headers = {"cache-control": "no-cache, no-transform"}
+        # X-Accel-Buffering: a reverse proxy (nginx) sends each event on at once.
+        headers = {"cache-control": "no-cache, no-transform", "x-accel-buffering": "no"}
         if originals is None:
             headers[SESSION_HEADER] = session.id
         return _Stream(
