@@ -346,6 +346,45 @@ def test_an_answer_over_max_line_size_is_refused_never_held_whole(
     assert shown == lines[0]
 
 
+_NO_ANSWERS = {
+    "status": b'{"status": "ok"}',
+    "garbage": b"<html>not json</html>",
+    "other": b'{"jsonrpc": "2.0", "id": "not-yours", "result": {}}',
+}
+
+
+class _NoAnswerHandler(http.server.BaseHTTPRequestHandler):
+    """Answers every POST with 200 application/json that answers nothing: the body
+    named by the path (/status: a JSON object with no id, /garbage: not JSON,
+    /other: the answer to another request)."""
+
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        body = _NO_ANSWERS[self.path.strip("/").split("/")[0]]
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize("body", sorted(_NO_ANSWERS))
+def test_a_json_reply_that_answers_no_request_is_an_error_naming_the_url_not_a_hang(
+    portal: BlockingPortal, env: dict[str, str], tmp_path: Path, body: str
+) -> None:
+    with loopback_http(_NoAnswerHandler) as port:
+        url = f"http://127.0.0.1:{port}/{body}/mcp"
+        shown, lines = failed_initialize(portal, env, tmp_path, "--url", url)
+    assert lines == [f"toolcap proxy: {url} answered with JSON that answers no request "
+                     "it was sent"]
+    assert shown == lines[0]
+
+
 def test_a_session_stopped_while_its_server_never_answers_leaves_no_thread() -> None:
     # A server that accepts and never answers: the initialize exchange waits on it.
     # Stopping the session gives it up after the grace period, thread and socket both.

@@ -22,7 +22,7 @@ from ..core._sizes import human_size
 from ._contracts import OnLine, OnLongLine, dumps, print_error
 from ._handoff import Handoff
 from ._http_errors import describe_transport_error, explain_refusal
-from ._httpevents import listen, read_events, resume
+from ._httpevents import listen, read_events, resume, strike_answered
 from ._io import WriterClosed
 from ._long import answered_ids
 from ._paramheaders import ParamHeaders
@@ -315,11 +315,20 @@ class HttpUpstream:
                         body += chunk
                         if self._max_line is not None and len(body) > self._max_line:
                             raise EventTooLarge
-                waiting.clear()
                 holder = [bytes(body)]
                 del body
+                asked = len(waiting)
+                strike_answered(waiting, holder[0])
+                if len(waiting) == asked:
+                    # Passed on, it would leave the client waiting for an answer forever.
+                    self.fail(waiting, f"{self.url} answered with JSON that answers no "
+                                       "request it was sent")
+                    return
                 if (handled := self.deliver(holder, initialize)) is not None:
                     await handled
+                if waiting:
+                    self.fail(waiting, f"{self.url} answered some of the requests it was "
+                                       "sent, not all")
             elif kind.startswith("text/event-stream"):
                 reader = await read_events(self, response, waiting, initialize)
                 if waiting:

@@ -19,7 +19,7 @@ from ._long import answered_ids
 from ._rawhttp import drain
 from ._sse import SseReader
 
-__all__ = ["EventSession", "listen", "read_events", "resume"]
+__all__ = ["EventSession", "listen", "read_events", "resume", "strike_answered"]
 
 # A reply stream cut short is resumed this many times before its requests fail.
 _RESUME_ATTEMPTS = 2
@@ -55,6 +55,16 @@ class EventSession(Protocol):
         """Answer each request of ``ids`` with the error ``text``."""
 
 
+def strike_answered(waiting: list[Any], message: bytes) -> None:
+    """Remove from ``waiting`` the ids of the requests ``message`` answers."""
+    if waiting:
+        for answered in answered_ids(message):
+            if answered in waiting:
+                waiting.remove(answered)
+            elif answered is None and len(waiting) == 1:
+                waiting.clear()  # an answer whose id is too deep to find
+
+
 async def read_events(
     session: EventSession, response: Any, waiting: list[Any], initialize: bool, *,
     until_answered: bool = True,
@@ -72,12 +82,7 @@ async def read_events(
                 holder = [events.pop().data]
                 if not holder[0]:
                     continue  # a priming event: an id to resume from, no message
-                if waiting:
-                    for answered in answered_ids(holder[0]):
-                        if answered in waiting:
-                            waiting.remove(answered)
-                        elif answered is None and len(waiting) == 1:
-                            waiting.clear()  # an answer whose id is too deep to find
+                strike_answered(waiting, holder[0])
                 if (handled := session.deliver(holder, initialize)) is not None:
                     await handled  # read on once it is handled: one message held at a time
             if until_answered and not waiting:
