@@ -6,6 +6,7 @@ One proxy and one upstream serve the whole module.
 from __future__ import annotations
 
 import base64
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -103,6 +104,11 @@ def test_large_text_is_bounded_and_its_original_is_kept(
     (ref,) = REF.findall(text)
     assert ref == reference_of(original.encode())
     assert open_store(artifacts).read_bytes(ref) == original.encode()
+    # Its structuredContent, stored from the line's own bytes, is its compact JSON.
+    structured = json.dumps({"result": original}, ensure_ascii=False, separators=(",", ":"))
+    assert result.structured_content is not None
+    assert open_store(artifacts).read_bytes(reference_of(structured.encode())) == (
+        structured.encode())
     assert "big_text: sent " in client.stderr()
     assert "to the assistant (size_threshold)" in client.stderr()
 

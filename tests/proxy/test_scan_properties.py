@@ -10,6 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from _strategies import tricky_character
+from toolcap.core._jsonraw import RawStrings, dumps_utf8
+from toolcap.core._jsonsize import dumps, json_size
 from toolcap.proxy._scan import scan_message
 
 # Small enough that generated strings are "long" and take the scanner's own path.
@@ -170,3 +172,60 @@ def test_a_backslash_run_before_a_quote_is_counted_right() -> None:
 
 def test_a_message_without_long_strings_is_left_to_the_plain_parse() -> None:
     assert scan_message(b'{"jsonrpc":"2.0","id":1,"result":{}}') is None
+
+
+def _foreign_escapes(line: bytes, rng: random.Random) -> bytes:
+    """``line`` with some of its escapable characters written the way ``dumps`` does not:
+    "/" as "\\/", a short escape as its \\u form, hex in upper case."""
+    out = bytearray()
+    i = 0
+    while i < len(line):
+        if line[i] == 0x5C:  # an escape: keep or rewrite it, never split it
+            pair = line[i : i + 2]
+            if pair == b"\\n" and rng.random() < 0.5:
+                out += b"\\u000a"
+            elif pair == b"\\u" and rng.random() < 0.5:
+                out += line[i : i + 6].upper().replace(b"\\U", b"\\u")
+                i += 6
+                continue
+            else:
+                out += pair
+            i += 2
+            continue
+        out += b"\\/" if line[i] == 0x2F and rng.random() < 0.5 else line[i : i + 1]
+        i += 1
+    return bytes(out)
+
+
+@settings(max_examples=400, deadline=None)
+@given(messages(), layouts, st.randoms(use_true_random=False), st.booleans())
+def test_a_value_stored_from_the_lines_bytes_is_the_bytes_dumps_gives(
+    message: dict[str, Any], layout: dict[str, Any], rng: random.Random, foreign: bool
+) -> None:
+    line = json.dumps(message, **layout).encode("utf-8", "surrogatepass")
+    if foreign:
+        line = _foreign_escapes(line, rng)
+    raw = RawStrings()
+    found = scan_message(line, long_string=LONG, steps=10**9, raw=raw)
+    if found is None:
+        assert not raw  # nothing kept from a line the scanner declined
+        return
+    seen: dict[int, tuple[str, int]] = {}
+    for value in (found, found.get("result"), found.get("error")):
+        expected = dumps(value).encode("utf-8")
+        assert dumps_utf8(value, raw, seen) == expected
+    for text, size in seen.values():  # the sizes it notes are json_size's
+        assert size == json_size(text)
+
+
+def test_a_long_string_written_as_dumps_writes_it_is_spliced_from_the_line() -> None:
+    text = "line\n" * 100 + 'a "quoted" \\ word\x01\x7f é 😀'
+    line = json.dumps({"id": 1, "result": {"structuredContent": {"result": text}}},
+                      ensure_ascii=False, separators=(",", ":")).encode()
+    raw = RawStrings()
+    found = scan_message(line, long_string=LONG, raw=raw)
+    assert raw.canonical_token(text) is None  # an equal string, not the one read
+    kept = raw.canonical_token(found["result"]["structuredContent"]["result"])
+    assert kept is not None and bytes(kept) in line
+    assert dumps_utf8(found["result"]["structuredContent"], raw) == json.dumps(
+        {"result": text}, ensure_ascii=False, separators=(",", ":")).encode()

@@ -13,24 +13,47 @@ is kept; if the tool's schema was shown to the client, the result becomes an
 error result too, since a client validates every other result against that
 schema and refuses one without ``structuredContent`` (the official SDKs fail
 the call), while an error result is passed to the model as it is.
+
+A reader that kept the raw bytes of the long strings it decoded (the proxy's
+scanner) sets :data:`RAW_STRINGS` while the result is bounded: the stored
+compact JSON then takes those bytes where they already are that serialization
+(:func:`toolcap.core._jsonraw.dumps_utf8`), the same bytes, without serializing
+the strings again.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
-from ..core._json import dumps, json_size
+from ..core._json import json_size
 from ..core._jsoncut import cut_document
 from ..core._jsondoc import COMPACT, MAX_STRUCTURAL_BYTES, parse_document, parses_back
+from ..core._jsonraw import RawStrings, dumps_utf8
 from ..core._media import not_sent_note
 from ..core._schemacut import cut_to_schema
 from ..core._schemaguide import Node
 from ..core._sizes import human_size
-from ..core._utf8 import utf8_size
 from ._mcpbound import Bounder, result_limit
 
-__all__ = ["bound_structured"]
+__all__ = ["RAW_STRINGS", "bound_structured", "raw_strings"]
+
+#: The raw bytes of the long strings of the message being bounded on this thread, if
+#: its reader kept them (see the module doc); ``None`` otherwise.
+RAW_STRINGS: ContextVar[RawStrings | None] = ContextVar("toolcap_raw_strings", default=None)
+
+
+@contextmanager
+def raw_strings(raw: RawStrings | None) -> Iterator[None]:
+    """Let what is bounded within take long strings' bytes from ``raw``."""
+    token = RAW_STRINGS.set(raw)
+    try:
+        yield
+    finally:
+        RAW_STRINGS.reset(token)
 
 
 def bound_structured(work: Bounder, new: dict[str, Any], structured: Any,
@@ -50,15 +73,23 @@ def bound_structured(work: Bounder, new: dict[str, Any], structured: Any,
 
 def _bound(work: Bounder, new: dict[str, Any], structured: Any, guide: Node | None,
            bound: int) -> None:
-    size = json_size(structured, work.measured)
+    raw = RAW_STRINGS.get()
+    original: bytes | None = None
+    if raw:
+        # Its long strings' bytes are at hand: serializing it is about as cheap as
+        # measuring it, and measures them for the cut's record.
+        original = dumps_utf8(structured, raw, work.measured)
+        size = len(original)
+    else:
+        size = json_size(structured, work.measured)
     if size <= bound:
         return
     text_was_cut = work.changed
     cap = _cap(work, bound)
     work.cut_by(cap)
-    original = dumps(structured)
-    reference = work.policy.spill(original.encode("utf-8"), tool=work.tool) if (
-        work.spill_on) else None
+    if original is None:
+        original = dumps_utf8(structured)
+    reference = work.policy.spill(original, tool=work.tool) if work.spill_on else None
     work.record(reference)
     found = _cut(work, structured, original, bound, reference, guide)
     if found is None:
@@ -95,15 +126,16 @@ def _cap(work: Bounder, bound: int) -> str:
     return "wire_budget" if bound == work.wire_budget else "batch_ceiling"
 
 
-def _cut(work: Bounder, structured: Any, original: str, bound: int, reference: str | None,
+def _cut(work: Bounder, structured: Any, original: bytes, bound: int, reference: str | None,
          guide: Node | None) -> str | None:
-    """The compact JSON of the cut object (``original`` serializes ``structured``), or
-    ``None`` when none fits."""
-    if (isinstance(structured, dict) and utf8_size(original) <= MAX_STRUCTURAL_BYTES
-            and parses_back(structured)):
+    """The compact JSON of the cut object (``original``, UTF-8, serializes ``structured``),
+    or ``None`` when none fits."""
+    if len(original) > MAX_STRUCTURAL_BYTES:
+        return None  # over the structural cut's size (parse_document would say so)
+    if isinstance(structured, dict) and parses_back(structured):
         value = structured  # parsing its serialization would give it back (as the proxy's does)
     else:
-        parsed = parse_document(original, "json")
+        parsed = parse_document(original.decode("utf-8"), "json")
         if parsed is None or not isinstance(parsed[0], dict):
             return None  # not an object (invalid MCP) or over the structural cut's size
         value = parsed[0]

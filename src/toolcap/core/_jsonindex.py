@@ -188,16 +188,56 @@ class _Walk:
 def index_of(stored: bytes) -> JsonIndex | None:
     """The index of the stored bytes of a whole original, if it is a JSON document worth one.
 
-    Documents under :data:`INDEX_MIN_BYTES`, and bytes that are not UTF-8, get none.
+    Documents under :data:`INDEX_MIN_BYTES`, bytes that are not UTF-8, and an object
+    whose one member is a string (:func:`_one_string_member`) get none.
     """
     # A document starts within its first bytes (4 KB of white space first: no index).
     if len(stored) < INDEX_MIN_BYTES or stored[:4096].lstrip(b" \t\n\r")[:1] not in (b"{", b"["):
+        return None
+    if _one_string_member(stored):
         return None
     try:
         text = stored.decode("utf-8")
     except UnicodeDecodeError:
         return None
     return build_index(text)
+
+
+# An object's start up to its first member's value, when that value is a string (a
+# key with no escape: the common case is all the shortcut below is for).
+_STRING_MEMBER_HEAD = re.compile(
+    rb'[ \t\n\r]*\{[ \t\n\r]*"[^"\\\x00-\x1f]{0,256}"[ \t\n\r]*:[ \t\n\r]*"')
+_OBJECT_END = re.compile(rb"[ \t\n\r]*\}[ \t\n\r]*\Z")
+#: Escaped quotes the shortcut steps over per MB before it leaves the question to the walk.
+_QUOTES_PER_MB = 256
+
+
+def _one_string_member(stored: bytes) -> bool:
+    """Whether ``stored`` looks like an object whose one member is a string (the
+    ``{"result": "..."}`` a tool that returns a string sends as ``structuredContent``).
+
+    Its index would buy nothing: every read by pointer parses that string, or fails,
+    as it does without one. Found with a search for the string's closing quote (a
+    string with more escaped quotes than a few per MB is left to the walk); the
+    bytes are not checked further, which is safe: with no index they are parsed
+    whole when read, and found invalid then if they are.
+    """
+    head = _STRING_MEMBER_HEAD.match(stored, 0, 4096)
+    if head is None:
+        return False
+    steps = _QUOTES_PER_MB * (len(stored) >> 20) + 64
+    end = head.end() - 1
+    while steps > 0:
+        end = stored.find(b'"', end + 1)
+        if end < 0:
+            return False
+        escapes = 0
+        while stored[end - 1 - escapes] == 0x5C:  # a backslash
+            escapes += 1
+        if escapes % 2 == 0:
+            return _OBJECT_END.match(stored, end + 1) is not None
+        steps -= 1
+    return False
 
 
 class HeldDocument:

@@ -23,6 +23,8 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from ..adapters._mcpstructured import raw_strings
+from ..core._jsonraw import RawStrings
 from ._contracts import ClientEnds, Hooks, ToolNameConflict, Upstream, dumps, guarded, print_error
 from ._io import FdWriter, LineReader, WriterClosed
 from ._long import WINDOW
@@ -40,8 +42,9 @@ PROXY_ERROR = -32000
 
 # A line up to this size is kept as it arrived, to forward it unchanged byte for
 # byte; a larger one is let go once decoded (its text once parsed), so that memory
-# holds about two copies of it. A larger message that passes unchanged is
-# forwarded re-serialized: the same JSON.
+# holds about two copies of it (a result with structuredContent keeps it while it
+# is bounded instead of a serialization of its long strings: see _scan.py). A
+# larger message that passes unchanged is forwarded re-serialized: the same JSON.
 VERBATIM_MAX = 16 << 20
 # A line this long is read by the scanner first (_scan.py); a shorter one parses
 # as fast the plain way.
@@ -226,8 +229,12 @@ class Relay:
         size = len(line)
         windows = (bytes(line[:WINDOW]), bytes(line[-WINDOW:]))
         verbatim = True
-        # A long line (a big result) is read by its long strings, each decoded once.
-        message = scan_message(line) if size >= SCAN_FROM else None
+        # A long line (a big result) is read by its long strings, each decoded once,
+        # their bytes kept (as views of the line) to be stored without serializing them.
+        raw = RawStrings() if size >= SCAN_FROM else None
+        message = scan_message(line, raw=raw) if size >= SCAN_FROM else None
+        if raw is not None and not _has_structured_content(message):
+            raw = None  # nothing will be stored from them: the line need not outlive its parse
         if message is None:
             try:
                 # Decoding first is faster than json.loads(bytes), which decodes
@@ -251,6 +258,21 @@ class Relay:
             text = None
         elif size > VERBATIM_MAX:
             line = None
+        with raw_strings(raw):
+            out = self._intercepted(message, size)
+        raw = None  # the views go: the line may now be let go
+        if out is None:
+            return
+        data = (bytes(line) if isinstance(line, bytearray) else line) if (
+            out is message and verbatim and line is not None) else dumps(out)
+        for tool, call_id in self._results_in_line:
+            self._hooks.written(tool, call_id, data, changed=data is not line)
+        self._results_in_line.clear()
+        self._to_client(data)
+
+    def _intercepted(self, message: Any, size: int) -> Any:
+        """The message (or batch) to send on: ``message`` itself when unchanged, or
+        None to send nothing."""
         out: Any
         if isinstance(message, dict):
             out = self._intercept(message, size)
@@ -267,14 +289,7 @@ class Relay:
             out = (items if items else None) if changed else message
         else:
             out = message
-        if out is None:
-            return
-        data = (bytes(line) if isinstance(line, bytearray) else line) if (
-            out is message and verbatim and line is not None) else dumps(out)
-        for tool, call_id in self._results_in_line:
-            self._hooks.written(tool, call_id, data, changed=data is not line)
-        self._results_in_line.clear()
-        self._to_client(data)
+        return out
 
     def _intercept(self, message: dict[str, Any], size: int) -> dict[str, Any] | None:
         """The message to send on (the same object when unchanged), or None to drop it."""
@@ -367,3 +382,9 @@ class Relay:
     def _reply_error(self, call_id: Any, text: str) -> None:
         error = {"code": PROXY_ERROR, "message": self._hooks.error_text(text)}
         self._to_client(dumps({"jsonrpc": "2.0", "id": call_id, "error": error}))
+
+
+def _has_structured_content(message: Any) -> bool:
+    """Whether ``message`` is a response whose result has ``structuredContent``."""
+    result = message.get("result") if isinstance(message, dict) else None
+    return isinstance(result, dict) and result.get("structuredContent") is not None

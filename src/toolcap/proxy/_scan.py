@@ -8,7 +8,10 @@ scanner instead finds where each string starts and ends in the raw bytes (a
 memchr speed), parses a small *skeleton* in which every long string is a
 placeholder, and decodes each long string on its own, once: a string whose
 bytes repeat an earlier one (the text again as ``structuredContent``) is the
-same ``str``. The result equals ``json.loads(line.decode())``.
+same ``str``. The result equals ``json.loads(line.decode())``. Given a table
+(:class:`~toolcap.core._jsonraw.RawStrings`), it also keeps the bytes each long
+string was decoded from, so that storing a value that holds it need not
+serialize it again (:func:`~toolcap.core._jsonraw.dumps_utf8`).
 
 Anything the scanner does not understand, or could only follow slowly, makes it
 return ``None`` and the caller takes the slow path: bytes that are not UTF-8
@@ -24,6 +27,8 @@ import secrets
 from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any
 
+from ..core._jsonraw import RawStrings
+
 __all__ = ["LONG_STRING", "scan_message"]
 
 #: A string of at least this many bytes is decoded on its own, outside the skeleton.
@@ -37,11 +42,13 @@ _WHITESPACE = b" \t\r\n"
 
 
 def scan_message(line: bytes | bytearray, *, long_string: int = LONG_STRING,
-                 steps: int | None = None) -> Any:
+                 steps: int | None = None, raw: RawStrings | None = None) -> Any:
     """The JSON value of ``line`` as ``json.loads(line.decode())`` gives it, or ``None``
     when the fast path does not apply (no long string, or anything it does not follow).
 
     ``steps`` bounds the quotes and backslashes stepped over (default: one per 4 KB).
+    ``raw``, when given, gets each long string's token (a view of ``line``, quotes
+    included), when the value is returned.
     """
     if steps is None:
         steps = max(64, len(line) // _BYTES_PER_STEP)
@@ -82,9 +89,13 @@ def scan_message(line: bytes | bytearray, *, long_string: int = LONG_STRING,
         if values is None:
             return None
         parsed = json.loads(b"".join(skeleton).decode("utf-8"))
-        return _fill(parsed, token, values)
+        filled = _fill(parsed, token, values)
     except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
         return None
+    if raw is not None:
+        for value, (start, end) in zip(values, spans, strict=True):
+            raw.add(value, view[start : end + 1])
+    return filled
 
 
 def _is_key(line: bytes | bytearray, after: int) -> bool:
