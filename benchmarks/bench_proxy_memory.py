@@ -2,14 +2,16 @@
 
     .venv/bin/python benchmarks/bench_proxy_memory.py --mb 200
     .venv/bin/python benchmarks/bench_proxy_memory.py --mb 200 --max-line 64MB
+    .venv/bin/python benchmarks/bench_proxy_memory.py --mb 100 --structured
     .venv/bin/python benchmarks/bench_proxy_memory.py --mb 20 --url sse   # or --url json
 
 The upstream is a tiny raw JSON-RPC server (below) that writes one result line
-of the given size without holding it; with ``--url`` the same server over HTTP,
-reached with ``toolcap proxy --url``, the result sent as one SSE event or as a
-JSON body. The proxy's peak resident size (VmHWM from
-/proc, Linux) is read after the result reached the client, and reported next to
-the size of the line and to the proxy's resident size right after start.
+of the given size without holding it (with ``--structured``, the text again as
+``structuredContent``, as the Python SDK sends a tool's text); with ``--url``
+the same server over HTTP, reached with ``toolcap proxy --url``, the result
+sent as one SSE event or as a JSON body. The proxy's peak resident size (VmHWM
+from /proc, Linux) is read after the result reached the client, and reported
+next to the size of the line and to the proxy's resident size right after start.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ TOOLCAP = [sys.executable, "-c", "import sys; from toolcap.cli import main; sys.
 SERVER = textwrap.dedent("""
     import json, sys
     size = int(sys.argv[1])
+    structured = len(sys.argv) > 2
     out = sys.stdout.buffer
     for raw in sys.stdin.buffer:
         msg = json.loads(raw)
@@ -45,12 +48,15 @@ SERVER = textwrap.dedent("""
             head = b'{"jsonrpc":"2.0","id":%d,"result":' % msg["id"]
             out.write(head + b'{"content":[{"type":"text","text":"')
             line = b"".join(b"line %09d of the big result\\\\n" % i for i in range(32768))
-            left = size
-            while left > 0:
-                piece = line[:left]
-                out.write(piece)
-                left -= len(piece)
-            out.write(b'"}]}}\\n')
+            for part in range(2 if structured else 1):
+                if part:  # the same text again, as an SDK sends a tool's str result
+                    out.write(b'"}],"structuredContent":{"result":"')
+                left = size
+                while left > 0:
+                    piece = line[:left]
+                    out.write(piece)
+                    left -= len(piece)
+            out.write(b'"}}}\\n' if structured else b'"}]}}\\n')
             out.flush()
             continue
         answer = {"jsonrpc": "2.0", "id": msg["id"], "result": result}
@@ -121,6 +127,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=int, default=200, help="size of the result line in MB")
     parser.add_argument("--max-line", help="the proxy's --max-line-size (default: its default)")
+    parser.add_argument("--structured", action="store_true",
+                        help="the text again as structuredContent (stdio only): a line twice"
+                        " as long")
     parser.add_argument("--url", choices=["sse", "json"],
                         help="reach the server over HTTP with --url, the result as SSE or JSON")
     args = parser.parse_args()
@@ -130,7 +139,8 @@ def main() -> None:
         server.write_text(SERVER)
         env = {**os.environ, "TOOLCAP_ARTIFACTS": str(Path(tmp) / "artifacts")}
         extra = ["--max-line-size", args.max_line] if args.max_line else []
-        argv = [*TOOLCAP, "proxy", *extra, "--", sys.executable, str(server), str(size)]
+        argv = [*TOOLCAP, "proxy", *extra, "--", sys.executable, str(server), str(size),
+                *(["structured"] if args.structured else [])]
         http_server = None
         if args.url:
             server.write_text(HTTP_SERVER)
@@ -162,7 +172,7 @@ def main() -> None:
         if http_server is not None:
             http_server.terminate()
             http_server.wait(60)
-    line = size + 80
+    line = (2 * size if args.structured else size) + 80
     print(f"result line {line / 2**20:.1f} MB; answer {len(answer)} bytes")
     print(f"proxy RSS after start {start / 2**20:.1f} MB; peak {peak / 2**20:.1f} MB "
           f"= {(peak - start) / line:.2f} x the line above the start")

@@ -82,7 +82,9 @@ def dumps_utf8(value: object, raw: RawStrings | None = None,
 
     ``seen`` (:func:`~toolcap.core._jsonsize.json_size`'s table) gets the size of
     each string spliced, so that measuring ``value`` later costs nothing for them.
-    Raises what ``dumps`` raises (``TypeError``, ``ValueError``, ``RecursionError``).
+    Raises what ``dumps`` raises (``TypeError``, ``ValueError``, ``RecursionError``);
+    with ``raw``, ``value`` must be free of cycles, as parsed JSON is (a cycle ends
+    in ``RecursionError``).
     """
     if not raw:
         return dumps(value).encode("utf-8")
@@ -98,7 +100,7 @@ def dumps_utf8(value: object, raw: RawStrings | None = None,
             seen.setdefault(id(text), (text, len(token)))
         return f"{mark}{len(spliced) - 1}"
 
-    skeleton = _substituted(value, placeholder, set())
+    skeleton = _substituted(value, placeholder)
     if not spliced:
         return dumps(value).encode("utf-8")
     # Each placeholder serializes as itself in quotes (its NUL as \u0000), nowhere else:
@@ -111,25 +113,16 @@ def dumps_utf8(value: object, raw: RawStrings | None = None,
     return b"".join(parts)
 
 
-def _substituted(value: Any, placeholder: Callable[[str], str | None], active: set[int]) -> Any:
+def _substituted(value: Any, placeholder: Callable[[str], str | None]) -> Any:
     """``value`` with each string ``placeholder`` names replaced by its name (the same
-    object where nothing inside it changed)."""
+    object where nothing inside it changed). ``value`` is parsed JSON: no cycle."""
     if isinstance(value, str):
         named = placeholder(value)
         return value if named is None else named
-    if isinstance(value, (list, tuple, dict)):
-        marker = id(value)
-        if marker in active:
-            raise ValueError("Circular reference detected")
-        active.add(marker)
-        try:
-            if isinstance(value, dict):
-                items = {key: _substituted(item, placeholder, active)
-                         for key, item in value.items()}
-                same = all(items[key] is item for key, item in value.items())
-                return value if same else items
-            new = [_substituted(item, placeholder, active) for item in value]
-            return value if all(a is b for a, b in zip(new, value, strict=True)) else new
-        finally:
-            active.discard(marker)
+    if isinstance(value, dict):
+        items = {key: _substituted(item, placeholder) for key, item in value.items()}
+        return value if all(items[key] is item for key, item in value.items()) else items
+    if isinstance(value, (list, tuple)):
+        new = [_substituted(item, placeholder) for item in value]
+        return value if all(a is b for a, b in zip(new, value, strict=True)) else new
     return value
