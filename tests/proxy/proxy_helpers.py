@@ -15,6 +15,7 @@ import select
 import ssl
 import sys
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -182,6 +183,15 @@ class Client:
 
     def stderr(self) -> str:
         return self.errlog_path.read_text(encoding="utf-8", errors="replace")
+
+    def stderr_reaching(self, needle: str, count: int, timeout: float = 30.0) -> str:
+        """stderr once it holds ``needle`` ``count`` times (or at the deadline): what a
+        proxy's upstream says on stderr is relayed by a thread of its own, so it may
+        arrive after the reply that follows it."""
+        deadline = time.monotonic() + timeout
+        while (text := self.stderr()).count(needle) < count and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return text
 
 
 def text_of(result: CallToolResult) -> list[str]:
