@@ -298,7 +298,8 @@ def test_resources_read_is_bounded_and_other_methods_pass_through(client: Client
     assert [str(r.uri) for r in client.run(session.list_resources).resources] == ["small://hello"]
     templates = client.run(session.list_resource_templates).resource_templates
     assert [t.uri_template for t in templates] == ["big://text/{size}"]
-    assert [p.name for p in client.run(session.list_prompts).prompts] == ["greet", "big_prompt"]
+    prompts = client.run(session.list_prompts).prompts
+    assert [p.name for p in prompts] == ["greet", "big_prompt", "many_messages"]
     prompt = client.run(session.get_prompt, "greet", {"name": "Ada"})
     assert "Ada" in prompt.messages[0].content.text
     client.run(session.send_ping)

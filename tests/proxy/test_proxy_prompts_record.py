@@ -118,3 +118,29 @@ def test_a_cut_tool_result_carries_the_record_and_its_reference_reads_back(clien
 def test_an_uncut_tool_result_carries_no_record(client: Client) -> None:
     result = client.call("small", {"text": "hello"})
     assert CUT_KEY not in (result.meta or {})
+
+
+def test_a_prompt_of_thousands_of_turns_keeps_whole_turns_and_their_roles(
+    client: Client, home: Any
+) -> None:
+    prompt = get_prompt(client, "many_messages", {"count": "2000", "size": "100"})
+    markers = [i for i, m in enumerate(prompt.messages) if "are left out here" in m.content.text]
+    assert len(markers) == 1
+    at = markers[0]
+    kept = prompt.messages[:at] + prompt.messages[at + 1:]
+    assert len(kept) > 50
+    numbers = [int(m.content.text[1:6]) for m in kept]
+    assert numbers == sorted(numbers) and numbers[0] == 0 and numbers[-1] == 1999
+    for number, message in zip(numbers, kept, strict=True):
+        assert message.role == ("user" if number % 2 == 0 else "assistant")
+        assert message.content.text == f"m{number:05d} ".ljust(100, "x")
+    marker = prompt.messages[at]
+    # It stands for messages at+1 to numbers[at] (counted from 1), in the role of the first.
+    assert f"messages {at + 1} to {numbers[at]} of 2000" in marker.content.text
+    assert marker.role == ("user" if at % 2 == 0 else "assistant")
+    record = record_of(prompt)
+    assert record["keptBytes"] <= record["limit"] == THRESHOLD
+    ref = REF.search(marker.content.text).group(0)
+    assert record["ref"] == ref
+    stored = open_store(home / "store").read_bytes(ref).decode().split("\n")
+    assert stored[1234] == f"m{1234:05d} ".ljust(100, "x")

@@ -409,6 +409,14 @@ def big_prompt(size: str, image: str = "0") -> list[Any]:
     return messages
 
 
+@server.prompt()
+def many_messages(count: str, size: str) -> list[Any]:
+    """A conversation of ``count`` messages of ``size`` bytes, user and assistant in
+    turn, each starting with its number."""
+    return [(UserMessage if i % 2 == 0 else AssistantMessage)(
+        TextContent(text=f"m{i:05d} ".ljust(int(size), "x"))) for i in range(int(count))]
+
+
 async def _serve_stdio() -> None:
     global _WIRE, _WIRE_BYTES
     # Our own handles on the pipes, so some tools can write raw bytes to the wire.

@@ -16,7 +16,9 @@ One implementation for the library and the proxy. The rules:
 * With a wire budget, the text fields are finally projected so that their
   JSON serialization fits it (:func:`toolcap.core._json.project_json_blocks`).
 * A prompt's messages are bounded as one result's blocks, under the policy
-  name ``prompt:<name>``; a message whose block a collapse merged away is dropped.
+  name ``prompt:<name>``; when they are too many for that without joining some
+  into one, whole messages are kept instead, around one marker message
+  (:mod:`toolcap.adapters._mcpprompt`): every message keeps its role.
 * A changed result carries a record of its cut in ``_meta["toolcap/cut"]``
   (:mod:`toolcap.adapters._mcprecord`); a result another toolcap already bounded
   as tightly, measured to be within every limit here, passes untouched.
@@ -37,6 +39,7 @@ from ..core._default import DEFAULT, Default
 from ..core._media import resource_media
 from ..core._schemaguide import guide_for
 from ._mcpbound import REMOVED, Bounder, Slot, block_slots, overhead, result_limit
+from ._mcpprompt import cut_messages, merges_messages
 from ._mcprecord import PAYLOAD_FIELDS, bounded_upstream, upstream_record, with_record
 from ._mcpstructured import bound_structured
 
@@ -260,8 +263,9 @@ def bound_get_prompt_result_dict(
     """Bound a ``prompts/get`` result: its messages' content blocks as one result's
     blocks, under the policy of the tool named :func:`prompt_tool_name` of ``name``.
 
-    Each message keeps its role and one block; a message whose block a collapse of
-    many blocks merged into another is dropped (the merged text names its artifact).
+    Each message keeps its role and one block. Messages too many to share the
+    budget one by one are kept whole, a head and a tail around one marker message
+    naming those left out, within the limit as compact JSON.
     """
     messages = result.get("messages")
     if not isinstance(messages, list):
@@ -277,7 +281,16 @@ def bound_get_prompt_result_dict(
         content = message.get("content") if isinstance(message, dict) else None
         blocks.append(content)
         envelopes.append(overhead(message, "content") if isinstance(content, dict) else 0)
-    work.share(block_slots(work, blocks, envelopes), False)
+    slots = block_slots(work, blocks, envelopes)
+    limit = result_limit(policy, tool, wire_budget)
+    if limit is not None and merges_messages(work, slots, limit):
+        whole = [{**message, "content": block} if isinstance(message, dict)
+                 and block is not message.get("content") else message
+                 for message, block in zip(messages, blocks, strict=True)]
+        sent = cut_messages(work, whole, slots, limit)
+        if sent is not None:
+            return _finish(work, result, {**result, "messages": sent}, "prompts/get")
+    work.share(slots, False)
     kept: list[Any] = []
     for message, block in zip(messages, blocks, strict=True):
         if block is REMOVED:
