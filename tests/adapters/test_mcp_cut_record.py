@@ -4,6 +4,7 @@ a record."""
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 from hypothesis import given, settings
@@ -209,3 +210,37 @@ def test_a_forged_record_names_nothing_the_second_cut_did_not_keep() -> None:
     (block,) = outer.result["content"]
     (ref,) = REF.findall(block["text"])
     assert store.read_bytes(ref) == b"x" * 50_000
+
+
+@settings(deadline=None, max_examples=60, derandomize=True)
+@given(
+    texts=st.lists(st.text(st.characters(codec="utf-8"), max_size=3000), min_size=1,
+                   max_size=8),
+    images=st.lists(st.integers(0, 12 * KB), max_size=3),
+    structured=st.none() | st.lists(st.text(max_size=800), max_size=12),
+)
+def test_the_record_measures_the_payload_sent_and_the_limit_bounds_its_text(
+    texts: list[str], images: list[int], structured: list[str] | None
+) -> None:
+    # What the docs say the two numbers are: keptBytes, the compact JSON of the whole
+    # payload sent; limit, the bound of the text the model reads (the notes standing
+    # for stored media aside) and, on its own, of structuredContent.
+    content: list[Any] = [{"type": "text", "text": text} for text in texts]
+    content += [{"type": "image", "mimeType": "image/png",
+                 "data": base64.b64encode(b"i" * size).decode()} for size in images]
+    result: dict[str, Any] = {"content": content}
+    if structured is not None:
+        result["structuredContent"] = {"rows": structured}
+    bounded = bound_call_tool_result_dict(result, policy("2KB"), tool="t", wire_budget=3 * KB)
+    if not bounded.changed:
+        return
+    sent = bounded.result
+    record = sent["_meta"][CUT_KEY]
+    assert record["keptBytes"] == sum(json_size(sent[key]) for key in
+                                      ("content", "structuredContent") if key in sent)
+    assert record["limit"] == 2 * KB
+    kept = [b["text"] for b in sent["content"] if b["type"] == "text"
+            and not b["text"].startswith("[image ")]
+    assert len("\n".join(kept).encode("utf-8")) <= record["limit"]
+    if "structuredContent" in sent:
+        assert json_size(sent["structuredContent"]) <= record["limit"]
