@@ -67,3 +67,17 @@ def test_a_message_over_the_inline_maximum_never_runs_on_the_loop() -> None:
     handoff.hand_on([b"last"])
     assert relay.seen[0][0] == big and relay.seen[0][1] != threading.get_ident()
     assert relay.seen[1] == (b"last", threading.get_ident())  # nothing away: on the loop again
+
+
+def test_a_message_whose_reader_gave_up_waiting_does_not_hold_up_the_ones_behind_it() -> None:
+    relay = _Relay()
+    handoff = Handoff(lambda size: size < 4)
+    handoff.on_line = relay.on_line
+    slow = handoff.hand_on([b"slow"])
+    assert slow is not None
+    # What cancelling the awaiting task does to the future (a cancelled 2026-07-28 call).
+    assert slow.cancel()
+    relay.release.set()
+    handoff.hand_on([b"last"])
+    assert relay.done.wait(30)
+    assert [line for line, _ in relay.seen] == [b"slow", b"last"]

@@ -15,12 +15,18 @@ from toolcap.proxy._paramheaders import ParamHeaders, header_marks
 
 # Header names: tokens, near-duplicates by case, and names no header may have.
 mark_names = st.sampled_from(["Region", "region", "Shard", "X-Id", "a.b", "Re gion", "",
-                              "Bad\r\nName", "ünï"])
-kinds = st.sampled_from(["string", "integer", "boolean", "number", "object", "array"])
+                              "Bad\r\nName", "ünï", "L" * 65]) | st.sampled_from([7, None])
+kinds = st.sampled_from(["string", "integer", "boolean", "number", "object", "array"]) | (
+    st.sampled_from([["string", "null"], {"enum": ["string"]}]))
+# Instance data, which may hold a mark-shaped key that is no mark.
+data = st.fixed_dictionaries({"x-mcp-header": mark_names}) | st.lists(
+    st.fixed_dictionaries({"x-mcp-header": mark_names}), max_size=1)
 
 
 def property_schema(children: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[Any]:
-    leaf = st.fixed_dictionaries({"type": kinds}, optional={"x-mcp-header": mark_names})
+    leaf = st.fixed_dictionaries({"type": kinds}, optional={
+        "x-mcp-header": mark_names, "examples": data, "default": data, "const": data,
+        "enum": data})
     nested = st.fixed_dictionaries(
         {"type": st.just("object"), "properties": st.dictionaries(st.sampled_from(
             ["region", "inner", "n"]), children, max_size=3)},

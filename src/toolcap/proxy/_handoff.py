@@ -56,16 +56,24 @@ class Handoff:
         return done
 
     def _drain(self) -> None:
-        while True:
+        try:
+            while True:
+                with self._lock:
+                    if not self._waiting:
+                        self._draining = False
+                        return
+                    holder, done = self._waiting.popleft()
+                try:
+                    self.on_line(holder)  # guarded by the relay: it does not raise
+                finally:
+                    # A reader whose request was cancelled gave up waiting and cancelled
+                    # this future; the messages behind it are handed on all the same.
+                    if done.set_running_or_notify_cancel():
+                        done.set_result(None)
+        except BaseException:
             with self._lock:
-                if not self._waiting:
-                    self._draining = False
-                    return
-                holder, done = self._waiting.popleft()
-            try:
-                self.on_line(holder)  # guarded by the relay: it does not raise
-            finally:
-                done.set_result(None)
+                self._draining = False  # the next message starts a drain again
+            raise
 
 
 _POOL: list[ThreadPoolExecutor] = []

@@ -317,14 +317,16 @@ class HttpUpstream:
                             raise EventTooLarge
                 holder = [bytes(body)]
                 del body
-                asked = len(waiting)
-                strike_answered(waiting, holder[0])
-                if len(waiting) == asked:
+                remaining = list(waiting)
+                strike_answered(remaining, holder[0])
+                if len(remaining) == len(waiting):
                     # Passed on, it would leave the client waiting for an answer forever.
                     self.fail(waiting, f"{self.url} answered with JSON that answers no "
                                        "request it was sent")
                     return
-                if (handled := self.deliver(holder, initialize)) is not None:
+                handled = self.deliver(holder, initialize)
+                waiting[:] = remaining  # delivered: a failure from here on is no answer
+                if handled is not None:
                     await handled
                 if waiting:
                     self.fail(waiting, f"{self.url} answered some of the requests it was "
@@ -373,7 +375,10 @@ class HttpUpstream:
         if self._listings and (listed := self._listings.intersection(answered_ids(holder[0]))):
             # A 2026-07-28 tools/list answer: the arguments its tools mirror in headers.
             self._listings -= listed
-            holder[0] = self._params.learn(holder[0], self.url)
+            try:
+                holder[0] = self._params.learn(holder[0], self.url)
+            except Exception:  # whatever the tools say, the answer still reaches the client
+                log.exception("tools/list answer not read for x-mcp-header")
         # The relay takes lines read into a bytearray too; it only pops this one.
         if self._shared is not None:
             handled = self._shared.hand_on(cast("list[bytes | bytearray]", holder))

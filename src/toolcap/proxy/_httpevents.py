@@ -82,8 +82,11 @@ async def read_events(
                 holder = [events.pop().data]
                 if not holder[0]:
                     continue  # a priming event: an id to resume from, no message
-                strike_answered(waiting, holder[0])
-                if (handled := session.deliver(holder, initialize)) is not None:
+                remaining = list(waiting)
+                strike_answered(remaining, holder[0])  # before the relay takes the message
+                handled = session.deliver(holder, initialize)
+                waiting[:] = remaining  # delivered: a failure from here on is no answer
+                if handled is not None:
                     await handled  # read on once it is handled: one message held at a time
             if until_answered and not waiting:
                 # The server ends the stream after the answer: read to that end, so

@@ -25,8 +25,16 @@ __all__ = ["ParamHeaders", "header_marks"]
 log = logging.getLogger("toolcap.proxy")
 
 _MARK = "x-mcp-header"
-_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,64}")
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _PRIMITIVE = frozenset({"string", "integer", "boolean"})
+# The JSON Schema 2020-12 keywords whose values are schemas (by the shape of the
+# value). Only these are walked: instance data (default, examples, const, enum) may
+# hold anything, an "x-mcp-header" key included, and $ref is not followed.
+_ONE_SCHEMA = frozenset({"items", "contains", "unevaluatedItems", "additionalProperties",
+                         "propertyNames", "unevaluatedProperties", "not", "if", "then",
+                         "else", "contentSchema"})
+_SCHEMA_LIST = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
+_SCHEMA_MAP = frozenset({"patternProperties", "dependentSchemas", "$defs", "definitions"})
 # A schema is walked this deep and this wide at most: a deeper or larger one is refused.
 _MAX_DEPTH = 32
 _MAX_NODES = 10_000
@@ -49,9 +57,6 @@ def header_marks(schema: Any) -> Marks | str:
             # Not walked for ever: such a tool is kept, its calls with no Mcp-Param-*.
             log.warning("an inputSchema too large or too deep to look for x-mcp-header")
             return {}
-        if isinstance(node, list):
-            stack.extend((item, None, depth + 1) for item in node)
-            continue
         if not isinstance(node, dict):
             continue
         if _MARK in node:
@@ -63,11 +68,15 @@ def header_marks(schema: Any) -> Marks | str:
         for key, value in node.items():
             # Reached through "properties" alone, an argument keeps its path; any other
             # keyword (items, oneOf, $defs, if, ...) leads where no mark may stand.
-            if key == "properties" and path is not None and isinstance(value, dict):
-                stack.extend((child, (*path, name), depth + 2)
+            if key == "properties" and isinstance(value, dict):
+                stack.extend((child, None if path is None else (*path, name), depth + 1)
                              for name, child in value.items())
-            elif key != _MARK:
+            elif key in _ONE_SCHEMA:
                 stack.append((value, None, depth + 1))
+            elif key in _SCHEMA_LIST and isinstance(value, list):
+                stack.extend((item, None, depth + 1) for item in value)
+            elif key in _SCHEMA_MAP and isinstance(value, dict):
+                stack.extend((item, None, depth + 1) for item in value.values())
     return marks
 
 
@@ -80,7 +89,8 @@ def _check_mark(node: dict[str, Any], path: tuple[str, ...] | None, seen: set[st
     if name.lower() in seen:
         return f"{_MARK} {name!r} is used twice"
     seen.add(name.lower())
-    if node.get("type") not in _PRIMITIVE:
+    kind = node.get("type")
+    if not isinstance(kind, str) or kind not in _PRIMITIVE:
         return f"{_MARK} {name!r} marks a value that is not a string, an integer or a boolean"
     return ""
 
