@@ -350,6 +350,7 @@ _NO_ANSWERS = {
     "status": b'{"status": "ok"}',
     "garbage": b"<html>not json</html>",
     "other": b'{"jsonrpc": "2.0", "id": "not-yours", "result": {}}',
+    "null": b'{"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": "bad"}}',
 }
 
 

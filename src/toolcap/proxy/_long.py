@@ -77,8 +77,9 @@ def answered_ids(data: bytes) -> list[Any]:
     except (ValueError, RecursionError):
         return []
     items = message if isinstance(message, list) else [message]
-    return [m.get("id") for m in items
-            if isinstance(m, dict) and "method" not in m and ("result" in m or "error" in m)]
+    # An error whose id is null (the server could not read the request) answers none.
+    return [m.get("id") for m in items if isinstance(m, dict) and "method" not in m
+            and ("result" in m or "error" in m) and m.get("id") is not None]
 
 
 def ids_anywhere(windows: tuple[bytes, bytes]) -> Iterator[Any]:
