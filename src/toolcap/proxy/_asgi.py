@@ -44,7 +44,8 @@ class Request:
 
     async def body(self, limit: int) -> bytes | None:
         """The whole body; None if it is over ``limit`` bytes (said by its
-        Content-Length before anything is read, or found while reading)."""
+        Content-Length before anything is read, or found while reading); empty if
+        the client went away before sending all of it."""
         declared = self.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > limit:
             return None
@@ -53,7 +54,7 @@ class Request:
         while True:
             message = await self.receive()
             if message["type"] != "http.request":
-                return b"".join(chunks)  # the client went away: nothing it sends matters
+                return b""  # the client went away: what it sent is not whole, so not used
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > limit:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import re
 import ssl
 import sys
@@ -224,7 +225,6 @@ class RawClient:
         self.connect_timeout = connect_timeout
         self.read_timeout = read_timeout
         self._idle: list[_Conn] = []
-        self._context: ssl.SSLContext | None = None
 
     async def request(self, method: str, headers: dict[str, str], body: bytes = b"",
                       read_timeout: float | None = -1.0) -> RawResponse:
@@ -267,11 +267,7 @@ class RawClient:
             conn.close()
         import httpx2
 
-        context = None
-        if self._tls:
-            if self._context is None:
-                self._context = ssl.create_default_context()
-            context = self._context
+        context = _tls_context() if self._tls else None
         try:
             reader, writer = await _timed(asyncio.open_connection(
                 self._host, self._port, ssl=context, limit=_MAX_HEAD,
@@ -362,3 +358,10 @@ async def _timed(awaitable: Awaitable[T], seconds: float | None, *, connect: boo
     except (TimeoutError, asyncio.TimeoutError):
         raise (httpx2.ConnectTimeout if connect else httpx2.ReadTimeout)(
             f"no answer within {seconds:g} s") from None
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """One context for every https upstream of the process: loading the system's
+    certificates takes tens of milliseconds, on a loop other sessions share."""
+    return ssl.create_default_context()
