@@ -58,6 +58,31 @@ def proxy_argv(*args: str) -> list[str]:
     return [*PROXY, *args]
 
 
+class StubHandler(http.server.BaseHTTPRequestHandler):
+    """A hand-made upstream's request handler: HTTP/1.1, quiet, and two helpers."""
+
+    protocol_version = "HTTP/1.1"
+
+    def message(self) -> Any:
+        """The request's body, as JSON."""
+        return json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)))
+
+    def answer(self, status: int, body: bytes = b"", content_type: str | None = None,
+               **headers: str) -> None:
+        """Send a whole response (``headers`` spelled with ``_`` for ``-``)."""
+        self.send_response(status)
+        if content_type is not None:
+            self.send_header("content-type", content_type)
+        for name, value in headers.items():
+            self.send_header(name.replace("_", "-"), value)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
 @contextlib.contextmanager
 def loopback_http(
     handler: type[http.server.BaseHTTPRequestHandler], context: ssl.SSLContext | None = None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import http.server
 import json
 import queue
 import socket
@@ -21,6 +20,7 @@ from proxy.proxy_helpers import (
     BIGSERVER,
     REF,
     Client,
+    StubHandler,
     base_env,
     loopback_http,
     proxy_argv,
@@ -174,34 +174,23 @@ def test_a_listening_proxy_keeps_the_order_of_progress_results_to_bound_and_smal
             assert text_of(client.call("small", {"text": f"after {size}"})) == [f"after {size}"]
 
 
-class _CrLinesHandler(http.server.BaseHTTPRequestHandler):
+class _CrLinesHandler(StubHandler):
     """Answers initialize on an event stream whose lines end with a bare CR."""
 
-    protocol_version = "HTTP/1.1"
-
     def do_POST(self) -> None:
-        message = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)))
+        message = self.message()
         if message.get("method") != "initialize":
-            self.send_response(202)
-            self.send_header("content-length", "0")
-            self.end_headers()
+            self.answer(202)
             return
         result = {"protocolVersion": "2025-06-18", "capabilities": {},
                   "serverInfo": {"name": "cr-lines", "version": "1"}}
         answer = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result})
         body = f": hello\rid: e1\revent: message\rdata: {answer}\r\r".encode()
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        self.answer(200, body, "text/event-stream")
 
     def do_DELETE(self) -> None:
         self.send_response(204)
         self.end_headers()
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
 
 
 def test_an_event_stream_whose_lines_end_with_a_bare_cr_is_read(

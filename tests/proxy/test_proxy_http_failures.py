@@ -20,7 +20,14 @@ import pytest
 from anyio.from_thread import BlockingPortal
 from mcp import MCPError
 
-from proxy.proxy_helpers import Client, base_env, loopback_http, proxy_argv, write_config
+from proxy.proxy_helpers import (
+    Client,
+    StubHandler,
+    base_env,
+    loopback_http,
+    proxy_argv,
+    write_config,
+)
 
 
 class _StatusHandler(http.server.BaseHTTPRequestHandler):
@@ -238,28 +245,19 @@ def test_a_url_that_is_not_http_is_a_usage_error(env: dict[str, str]) -> None:
     ]
 
 
-class _CutStreamHandler(http.server.BaseHTTPRequestHandler):
+class _CutStreamHandler(StubHandler):
     """Answers initialize on an event stream that ends before the answer: /cut gives no
     event id to resume from; /resume does, and a GET with Last-Event-ID answers."""
 
-    protocol_version = "HTTP/1.1"
     initialize_id: object = None
 
     def _events(self, text: str) -> None:
-        body = text.encode()
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("content-length", str(len(body)))
-        self.send_header("mcp-session-id", "cut-session")
-        self.end_headers()
-        self.wfile.write(body)
+        self.answer(200, text.encode(), "text/event-stream", mcp_session_id="cut-session")
 
     def do_POST(self) -> None:
-        message = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)))
+        message = self.message()
         if message.get("method") != "initialize":
-            self.send_response(202)
-            self.send_header("content-length", "0")
-            self.end_headers()
+            self.answer(202)
             return
         type(self).initialize_id = message["id"]
         if self.path.startswith("/cut"):
@@ -271,9 +269,7 @@ class _CutStreamHandler(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self.headers.get("last-event-id") != "e1":
-            self.send_response(405)
-            self.send_header("content-length", "0")
-            self.end_headers()
+            self.answer(405)
             return
         result = {"protocolVersion": "2025-06-18", "capabilities": {},
                   "serverInfo": {"name": "resumed", "version": "1"}}
@@ -283,9 +279,6 @@ class _CutStreamHandler(http.server.BaseHTTPRequestHandler):
     def do_DELETE(self) -> None:
         self.send_response(204)
         self.end_headers()
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
 
 
 @pytest.fixture(scope="module")
@@ -311,26 +304,18 @@ def test_an_answer_stream_cut_short_is_resumed_after_its_last_event(
         assert client.init.server_info.name == "resumed"
 
 
-class _HugeAnswerHandler(http.server.BaseHTTPRequestHandler):
+class _HugeAnswerHandler(StubHandler):
     """Answers initialize with 1 MB of padding, as JSON (/json) or as one event (/sse)."""
 
-    protocol_version = "HTTP/1.1"
-
     def do_POST(self) -> None:
-        message = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)))
+        message = self.message()
         result = {"protocolVersion": "2025-06-18", "capabilities": {}, "padding": "x" * (1 << 20),
                   "serverInfo": {"name": "huge", "version": "1"}}
         answer = json.dumps({"jsonrpc": "2.0", "id": message.get("id"), "result": result})
-        sse = self.path.startswith("/sse")
-        body = f"data: {answer}\n\n".encode() if sse else answer.encode()
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream" if sse else "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
+        if self.path.startswith("/sse"):
+            self.answer(200, f"data: {answer}\n\n".encode(), "text/event-stream")
+        else:
+            self.answer(200, answer.encode(), "application/json")
 
 
 @pytest.mark.parametrize("kind", ["json", "sse"])
@@ -354,24 +339,14 @@ _NO_ANSWERS = {
 }
 
 
-class _NoAnswerHandler(http.server.BaseHTTPRequestHandler):
+class _NoAnswerHandler(StubHandler):
     """Answers every POST with 200 application/json that answers nothing: the body
     named by the path (/status: a JSON object with no id, /garbage: not JSON,
-    /other: the answer to another request)."""
-
-    protocol_version = "HTTP/1.1"
+    /other: the answer to another request, /null: an error with a null id)."""
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("content-length") or 0))
-        body = _NO_ANSWERS[self.path.strip("/").split("/")[0]]
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
+        self.answer(200, _NO_ANSWERS[self.path.strip("/").split("/")[0]], "application/json")
 
 
 @pytest.mark.parametrize("body", sorted(_NO_ANSWERS))
