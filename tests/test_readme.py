@@ -50,10 +50,22 @@ _SPEC = re.compile(r"(?P<name>\.|toolcap)(?:\[(?P<extras>[a-z0-9,-]+)\])?")
 _CLAUDE = f"""#!{PYTHON}
 import json, os, sys
 args = sys.argv[1:]
-if len(args) < 5 or args[:2] != ["mcp", "add"] or args[3] != "--":
-    sys.exit("usage: claude mcp add NAME -- COMMAND [ARGS...]")
+usage = "usage: claude mcp add NAME [--env KEY=VALUE ...] -- COMMAND [ARGS...]"
+if len(args) < 5 or args[:2] != ["mcp", "add"] or "--" not in args[3:]:
+    sys.exit(usage)
+cut = args.index("--", 3)
+env = {{}}
+for option in args[3:cut]:
+    if option in ("-e", "--env"):
+        continue
+    key, sep, value = option.partition("=")
+    if not sep or not key or args[3] not in ("-e", "--env"):
+        sys.exit(usage)
+    env[key] = value
+if cut + 1 >= len(args):
+    sys.exit(usage)
 with open(os.path.join(os.environ["HOME"], ".claude-mcp-add.jsonl"), "a") as log:
-    log.write(json.dumps({{"name": args[2], "command": args[4:]}}) + "\\n")
+    log.write(json.dumps({{"name": args[2], "command": args[cut + 1:], "env": env}}) + "\\n")
 """
 
 
@@ -229,9 +241,12 @@ def _check_claude_adds(sandbox: Sandbox) -> None:
         assert Path(command[0]).resolve() == Path(TOOLCAP).resolve(), added
         assert command[1] == "proxy", added
         try:
-            build_parser().parse_args(command[1:])
+            parsed = build_parser().parse_args(command[1:])
         except SystemExit as error:
             raise AssertionError(f"toolcap refuses the arguments of {added}") from error
+        # Each --header-env names a variable the server's env sets.
+        for pair in parsed.header_env:
+            assert pair.partition("=")[2] in added["env"], added
         sandbox.claude_adds.append(added)
     log.unlink()
 
@@ -297,7 +312,7 @@ def test_a_readme_that_drifts_from_the_code_fails(tmp_path: Path, heading: str, 
 @pytest.mark.parametrize(
     ("old", "new"),
     [
-        ("--header 'Authorization: Bearer TOKEN'", "--headers 'Authorization: Bearer TOKEN'"),
+        ("--header-env Authorization=SENTRY_AUTH", "--header-envs Authorization=SENTRY_AUTH"),
         ("toolcap wrap ~/.gemini/settings.json", "toolcap wrap ~/.gemini/settings.json --all"),
         ('"mcpServers": {\n    "remote"', '"mcpServers": [{\n    "remote"'),
         ('"$(command -v toolcap)" proxy -- npx', "toolcap proxy -- npx"),

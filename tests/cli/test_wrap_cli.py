@@ -26,7 +26,7 @@ CLIENTS = {
     "claude-code/.mcp.json": {
         "git": ["proxy", "--", "uvx", "mcp-server-git", "--repository", "${CLAUDE_PROJECT_DIR:-.}"],
         "sentry": ["proxy", "--url", "https://mcp.sentry.dev/mcp",
-                   "--header", "Authorization: Bearer ${SENTRY_TOKEN}"],
+                   "--header-env", "Authorization=TOOLCAP_HEADER_AUTHORIZATION"],
     },
     "claude-code/.claude.json": {
         "postgres": ["proxy", "--", "npx", "-y", "@modelcontextprotocol/server-postgres",
@@ -35,23 +35,23 @@ CLIENTS = {
     },
     "cursor/mcp.json": {
         "context7": ["proxy", "--url", "https://mcp.context7.com/mcp",
-                     "--header", "CONTEXT7_API_KEY: ${env:CONTEXT7_API_KEY}"],
+                     "--header-env", "CONTEXT7_API_KEY=TOOLCAP_HEADER_CONTEXT7_API_KEY"],
         "playwright": ["proxy", "--", "npx", "@playwright/mcp@latest"],
     },
     "vscode/.vscode/mcp.json": {
         "github": ["proxy", "--url", "https://api.githubcopilot.com/mcp/",
-                   "--header", "Authorization: Bearer ${input:github-token}"],
+                   "--header-env", "Authorization=TOOLCAP_HEADER_AUTHORIZATION"],
         "fetch": ["proxy", "--", "uvx", "mcp-server-fetch"],
     },
     "windsurf/mcp_config.json": {
         "github": ["proxy", "--", "npx", "-y", "@modelcontextprotocol/server-github"],
         "figma": ["proxy", "--url", "https://mcp.figma.com/mcp",
-                  "--header", "Authorization: Bearer ${env:FIGMA_TOKEN}"],
+                  "--header-env", "Authorization=TOOLCAP_HEADER_AUTHORIZATION"],
     },
     "gemini/.gemini/settings.json": {
         "git": ["proxy", "--", "uvx", "mcp-server-git"],
         "github": ["proxy", "--url", "https://api.githubcopilot.com/mcp/",
-                   "--header", "Authorization: Bearer $GITHUB_PAT"],
+                   "--header-env", "Authorization=TOOLCAP_HEADER_AUTHORIZATION"],
     },
 }
 
@@ -95,6 +95,13 @@ def test_each_clients_servers_start_through_the_proxy_and_all_else_is_kept(
         kept = {k: v for k, v in before[server].items()
                 if k not in ("command", "args", "url", "serverUrl", "httpUrl", "headers", "type")}
         assert {k: after[server][k] for k in kept} == kept  # env, cwd, timeout...
+        # A remote server's header values move to its env (where the client still
+        # expands ${VAR} in them), named by --header-env: no secret in its arguments.
+        headers = before[server].get("headers", {})
+        assert isinstance(headers, dict)
+        named = dict(arg.split("=", 1) for arg in argv[4::2]) if "--url" in argv else {}
+        assert {name: after[server]["env"][var] for name, var in named.items()} == headers
+        assert not any(value in arg for value in headers.values() for arg in argv)
         if "type" in before[server]:
             assert after[server]["type"] == "stdio"
     original = (DATA / name).read_text(encoding="utf-8")
@@ -288,3 +295,41 @@ def test_a_wrapped_stdio_entry_really_serves_through_the_proxy(toolcap: Toolcap)
     tools, text = anyio.run(call)
     assert tools[-1] == "read_artifact"
     assert len(text.encode()) < 64 * 1024 and "toolcap:" in text
+
+
+def test_a_wrapped_http_entry_sends_its_headers_from_the_env_not_the_arguments(
+    toolcap: Toolcap,
+) -> None:
+    pytest.importorskip("mcp")
+    from proxy.proxy_helpers import RawProxy, StubHandler, loopback_http
+
+    class Upstream(StubHandler):
+        """Answers initialize with the Authorization header it was sent as its name."""
+
+        def do_POST(self) -> None:
+            message = self.message()
+            if "id" not in message:
+                self.answer(202)
+                return
+            info = {"name": self.headers.get("authorization", "none"), "version": "1"}
+            result = {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": info}
+            self.answer(200, json.dumps({"jsonrpc": "2.0", "id": message["id"],
+                                         "result": result}).encode(), "application/json")
+
+    with loopback_http(Upstream) as port:
+        path = toolcap.home / "mcp.json"
+        entry = {"type": "http", "url": f"http://127.0.0.1:{port}/mcp",
+                 "headers": {"Authorization": "Bearer wrap-secret-42"}}
+        path.write_text(json.dumps({"mcpServers": {"remote": entry}}, indent=2) + "\n")
+        assert toolcap("wrap", str(path), "--toolcap", TOOLCAP).returncode == 0
+        wrapped = servers_of(path)["remote"]
+        args, env = wrapped["args"], wrapped["env"]
+        assert isinstance(args, list) and isinstance(env, dict)
+        assert not any("wrap-secret-42" in arg for arg in args)
+        proxy = RawProxy([str(wrapped["command"]), *args], {**toolcap.env, **env})
+        try:
+            answer = proxy.initialize()
+        finally:
+            proxy.close_stdin()
+            assert proxy.proc.wait(timeout=60) == 0
+    assert answer["result"]["serverInfo"]["name"] == "Bearer wrap-secret-42"

@@ -66,6 +66,10 @@ def test_hostile_nesting_is_an_error_not_a_crash() -> None:
 names = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), min_size=1,
                 max_size=10)
 words = st.text(st.characters(codec="utf-8"), max_size=12)
+# Names an HTTP header may have, and near misses that map to one variable name.
+header_names = st.sampled_from(["Authorization", "X-Api-Key", "X_API_KEY", "x-api-key",
+                                "TOOLCAP_HEADER_X_API_KEY", "Ключ"]) | st.text(
+    st.characters(codec="ascii", exclude_characters="=:\x00"), min_size=1, max_size=12)
 stdio_entries = st.fixed_dictionaries(
     {"command": words},
     optional={"args": st.lists(words, max_size=4), "env": st.dictionaries(words, words,
@@ -75,7 +79,8 @@ stdio_entries = st.fixed_dictionaries(
 http_entries = st.sampled_from(["url", "serverUrl", "httpUrl"]).flatmap(
     lambda url_key: st.fixed_dictionaries(
         {url_key: words},
-        optional={"headers": st.dictionaries(words, words, max_size=2),
+        optional={"headers": st.dictionaries(header_names, words, max_size=3),
+                  "env": st.dictionaries(words, words, max_size=2),
                   "type": st.just("http"), "timeout": st.integers(0, 10**6)},
     )
 )
@@ -102,12 +107,19 @@ def test_wrap_then_undo_gives_back_the_same_text_and_wrapping_twice_changes_noth
             assert new["args"] == ["proxy", "--", entry["command"], *entry.get("args", [])]
             assert new.get("env") == entry.get("env")
         else:
-            headers = [f"{k}: {v}" for k, v in entry.get("headers", {}).items()]
+            headers = entry.get("headers", {})
             url = next(entry[k] for k in ("url", "serverUrl", "httpUrl") if k in entry)
             assert new["args"][:3] == ["proxy", "--url", url]
             assert new.get("timeout") == entry.get("timeout")
-            assert new["args"][3::2] == ["--header"] * len(headers)
-            assert new["args"][4::2] == headers
+            # Each header's value is in the env (no secret in args), named by --header-env.
+            assert new["args"][3::2] == ["--header-env"] * len(headers)
+            pairs = [arg.split("=", 1) for arg in new["args"][4::2]]
+            assert [name for name, _ in pairs] == list(headers)
+            env = new.get("env", {})
+            assert {name: env[variable] for name, variable in pairs} == headers
+            assert {k: env[k] for k in entry.get("env", {})} == entry.get("env", {})
+            assert len(env) == len(entry.get("env", {})) + len(headers)
+            assert not any(value in new["args"][3:] for value in headers.values() if value)
     assert wrap_text(wrapped.text, "f.json", TOOLCAP).text == wrapped.text
     assert unwrap_text(wrapped.text, "f.json", wrapped.records).text == text
 

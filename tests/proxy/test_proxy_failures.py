@@ -222,3 +222,31 @@ def test_no_process_of_a_wrapped_upstream_outlives_the_proxy(
     raw.proc.wait(timeout=60)
     for pid in (server, wrapper, background):
         assert wait_pid_gone(pid, timeout=60), f"{pid} outlived the proxy ({how})"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--header-env", "A=B", "--", "server"], "--header-env applies to --url only"),
+        (["--header-env", "Authorization"], "--header-env must look like 'Name=VARIABLE'"),
+        (["--header-env", "Authorization: Bearer x"], "--header-env must look like"),
+        (["--header-env", "Authorization=TOOLCAP_TEST_UNSET_VARIABLE"],
+         "--header-env Authorization=TOOLCAP_TEST_UNSET_VARIABLE: the environment variable "
+         "TOOLCAP_TEST_UNSET_VARIABLE is not set"),
+        (["--header-env", "Authorization=TOOLCAP_TEST_TWO_LINES"],
+         "the value of TOOLCAP_TEST_TWO_LINES has a line break"),
+        (["--header", "Authorization: x", "--header-env", "Authorization=TOOLCAP_TEST_TOKEN"],
+         "the header 'Authorization' is given twice"),
+    ],
+)
+def test_a_bad_or_unset_header_env_is_a_one_line_usage_error(
+    env: dict[str, str], args: list[str], message: str
+) -> None:
+    argv = args if "--" in args else ["--url", "http://127.0.0.1:9/mcp", *args]
+    environment = {**env, "TOOLCAP_TEST_TWO_LINES": "Bearer a\r\nX-Evil: 1",
+                   "TOOLCAP_TEST_TOKEN": "Bearer t"}
+    done = subprocess.run(proxy_argv(*argv), stdin=subprocess.DEVNULL, capture_output=True,
+                          env=environment, timeout=60)
+    assert done.returncode == 2
+    lines = done.stderr.decode().strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], lines

@@ -20,6 +20,7 @@ from proxy.proxy_helpers import (
     BIGSERVER,
     REF,
     Client,
+    RawProxy,
     StubHandler,
     base_env,
     loopback_http,
@@ -216,3 +217,25 @@ def test_a_2026_07_28_call_mirrors_its_marked_arguments_in_mcp_param_headers(
             result = client.call("regional", {"region": region, "shard": shard})
             assert not result.is_error, text_of(result)
             assert text_of(result) == [f"region {region} shard {shard}"]
+
+
+def test_a_header_given_with_header_env_reaches_the_upstream_and_stays_out_of_argv(
+    http_url: str, artifacts: Path, tmp_path: Path
+) -> None:
+    secret = "Bearer s3cret-from-the-environment"
+    env = {**base_env(artifacts, write_config(tmp_path / "toolcap.toml", "")),
+           "MY_UPSTREAM_TOKEN": secret}
+    raw = RawProxy(proxy_argv("--url", http_url, "--header-env", "X-Test-Token=MY_UPSTREAM_TOKEN"),
+                   env)
+    try:
+        raw.initialize()
+        answer = raw.request("tools/call", {"name": "header",
+                                            "arguments": {"name": "x-test-token"}})
+        assert answer["result"]["content"][0]["text"] == secret
+        # What `ps` shows every local user: the proxy's command line, without the secret.
+        cmdline = Path(f"/proc/{raw.proc.pid}/cmdline").read_bytes()
+        assert b"--header-env\0X-Test-Token=MY_UPSTREAM_TOKEN" in cmdline
+        assert b"s3cret" not in cmdline
+    finally:
+        raw.close_stdin()
+        assert raw.proc.wait(timeout=30) == 0

@@ -83,9 +83,10 @@ def failed_initialize(
 @pytest.mark.parametrize(
     ("status", "hint"),
     [
-        (401, "HTTP 401 Unauthorized: give credentials with --header 'Authorization: Bearer"),
+        (401, "HTTP 401 Unauthorized: give credentials with --header-env Authorization=VAR, "
+              "VAR holding 'Bearer TOKEN'"),
         (403, "HTTP 403 Forbidden: the credentials were refused (check the token given with "
-              "--header)"),
+              "--header-env)"),
         (404, "HTTP 404 Not Found: check the URL"),
         # What an older HTTP+SSE server (its endpoint takes GET only) answers a POST.
         (405, "HTTP 405 Method Not Allowed: not a Streamable HTTP endpoint (an older "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 from typing import Any
 
 from ..core._sizes import parse_limit
@@ -15,7 +16,8 @@ _EPILOG = """\
 examples:
   toolcap proxy -- npx -y @modelcontextprotocol/server-filesystem /srv/data
   toolcap proxy --config toolcap.toml -- uvx mcp-server-git --repository .
-  toolcap proxy --url https://mcp.example.com/mcp --header 'Authorization: Bearer TOKEN'
+  MCP_AUTH='Bearer TOKEN' toolcap proxy --url https://mcp.example.com/mcp \
+      --header-env Authorization=MCP_AUTH
   toolcap proxy --listen 127.0.0.1:8931 -- uvx mcp-server-git --repository .
   TOKEN=... toolcap proxy --listen 0.0.0.0:8931 --auth-token-env TOKEN -- CMD
 """
@@ -50,7 +52,17 @@ def register(subparsers: Any) -> None:
         action="append",
         default=[],
         metavar="'NAME: VALUE'",
-        help="HTTP header for --url (repeatable), e.g. 'Authorization: Bearer TOKEN'",
+        help="HTTP header for --url (repeatable), e.g. 'X-Client: mine'; a secret here is "
+        "seen by every local user in ps: give it with --header-env instead",
+    )
+    parser.add_argument(
+        "--header-env",
+        action="append",
+        default=[],
+        metavar="NAME=VAR",
+        help="HTTP header for --url (repeatable) whose value is read from the environment "
+        "variable VAR, e.g. Authorization=MCP_AUTH with MCP_AUTH='Bearer TOKEN': the value "
+        "stays out of the command line",
     )
     serve = parser.add_argument_group("serving over HTTP")
     serve.add_argument(
@@ -133,13 +145,33 @@ def _require_http_extra() -> None:
         ) from None
 
 
-def _headers(values: list[str]) -> dict[str, str]:
+def _headers(values: list[str], from_env: list[str]) -> dict[str, str]:
+    """The headers of ``--header 'Name: value'`` and ``--header-env Name=VAR`` (the value of
+    the environment variable VAR: a secret in an argument is visible to every local user
+    in ``ps``, one in the environment only to its owner)."""
     headers: dict[str, str] = {}
     for value in values:
         key, sep, rest = value.partition(":")
         if not sep or not key.strip():
             raise CommandError(f"--header must look like 'Name: value', got {value!r}")
         headers[key.strip()] = rest.strip()
+    for value in from_env:
+        # A header's name has neither '=' nor ':' (RFC 9110 token): the first '=' splits.
+        key, sep, var = (part.strip() for part in value.partition("="))
+        if not sep or not key or not var or ":" in key:
+            raise CommandError(f"--header-env must look like 'Name=VARIABLE' (the header's "
+                               f"value read from the environment variable), got {value!r}")
+        if key in headers:
+            raise CommandError(f"the header {key!r} is given twice (--header and --header-env)")
+        found = os.environ.get(var)
+        if found is None:
+            raise CommandError(f"--header-env {value}: the environment variable {var} is not "
+                               "set (set it to the header's value, e.g. 'Bearer TOKEN')")
+        found = found.strip()
+        if any(char in found for char in "\r\n\0"):
+            raise CommandError(f"--header-env {value}: the value of {var} has a line break or "
+                               "a NUL, which no header may hold")
+        headers[key] = found
     return headers
 
 
@@ -152,15 +184,16 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError("give either --url or a command after --, not both")
     if not args.url and not command:
         raise CommandError("no upstream server: give its command after --, or --url URL")
-    if args.header and not args.url:
-        raise CommandError("--header applies to --url only")
+    for given, option in ((args.header, "--header"), (args.header_env, "--header-env")):
+        if given and not args.url:
+            raise CommandError(f"{option} applies to --url only")
     if args.timeout is not None and not args.url:
         raise CommandError("--timeout applies to --url only")
     if args.url:
         if not args.url.lower().startswith(("http://", "https://")):
             raise CommandError(f"--url must start with http:// or https://, got {args.url!r}")
         _require_http_extra()
-    headers = _headers(args.header)
+    headers = _headers(args.header, args.header_env)
     config = load_cli_config(args)
     if args.max_line_size:
         limit = parse_limit(args.max_line_size, key="--max-line-size")
@@ -191,8 +224,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _serve_options(args: argparse.Namespace) -> Any:
     """The checked options of ``--listen``."""
-    import os
-
     from ..proxy._listen import ServeOptions, is_loopback, parse_listen
 
     try:

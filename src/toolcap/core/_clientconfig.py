@@ -10,6 +10,8 @@ The shapes known (server maps, and how an entry says it is local or remote):
 A local entry has ``command`` (and ``args``, ``env``, ``cwd``...); a remote one
 has ``url``, ``serverUrl`` (Windsurf) or ``httpUrl`` (Gemini CLI), with
 ``headers``; ``type`` says ``stdio``, ``http`` or ``sse`` where the client uses it.
+A wrapped remote entry is a local one (every client gives those an ``env``): its
+header values go there, named by ``--header-env``, never into ``args``.
 
 Only the text of each wrapped entry changes: everything else (formatting, key
 order, comments of JSONC) is kept byte for byte. The exact text of each
@@ -135,6 +137,8 @@ def _why_not(entry: Any, gemini: bool) -> str | None:
         isinstance(value, str) for value in headers.values()
     ):
         return "its headers are not an object of strings"
+    if not all(name and "=" not in name and ":" not in name for name in headers):
+        return "a header name that is empty or holds '=' or ':' (no HTTP header can)"
     return None
 
 
@@ -153,18 +157,39 @@ def _wrapped_entry(entry: dict[str, Any], toolcap: str) -> dict[str, Any]:
         return out
     url_key = next(key for key in _URL_KEYS if isinstance(entry.get(key), str))
     args = ["proxy", "--url", entry[url_key]]
+    env = entry.get("env")
+    env = dict(env) if isinstance(env, dict) else {}
     for name, value in entry.get("headers", {}).items():
-        args += ["--header", f"{name}: {value}"]
+        # Its value goes to the entry's env, named by --header-env: an argument is seen
+        # by every local user (ps), the environment only by its owner.
+        variable = _header_variable(name, env)
+        env[variable] = value
+        args += ["--header-env", f"{name}={variable}"]
     out = {}
     for key, value in entry.items():
         if key == url_key:
             out["command"] = toolcap
             out["args"] = args
+            if env and "env" not in entry:
+                out["env"] = env
         elif key == "type":
             out["type"] = "stdio"
+        elif key == "env" and env:
+            out["env"] = env
         elif key not in _URL_KEYS and key != "headers":
             out[key] = value
     return out
+
+
+def _header_variable(header: str, env: Mapping[str, Any]) -> str:
+    """A name for the variable holding ``header``'s value, not yet in ``env``."""
+    stem = "TOOLCAP_HEADER_" + "".join(c if c.isascii() and c.isalnum() else "_"
+                                       for c in header.upper())
+    name, number = stem, 1
+    while name in env:
+        number += 1
+        name = f"{stem}_{number}"
+    return name
 
 
 def _line_indent(text: str, at: int) -> str:

@@ -29,7 +29,8 @@ _MAX_ERROR_BODY = 1 << 20
 # How much of a server's own error text goes into the line.
 _SNIPPET_CHARS = 160
 
-_HEADER_HINT = "give credentials with --header 'Authorization: Bearer TOKEN'"
+_HEADER_HINT = ("give credentials with --header-env Authorization=VAR, VAR holding "
+                "'Bearer TOKEN'")
 
 
 def _causes(exc: BaseException) -> Iterator[BaseException]:
@@ -87,7 +88,7 @@ def describe_status(url: str, status: int, body: bytes, in_session: bool) -> str
     if status == 401:
         line += f": {_HEADER_HINT}"
     elif status == 403:
-        line += ": the credentials were refused (check the token given with --header)"
+        line += ": the credentials were refused (check the token given with --header-env)"
     elif status == 404:
         line += (": the session expired or the server restarted" if in_session
                  else ": check the URL (no MCP endpoint at that path)")
