@@ -94,3 +94,39 @@ def test_a_long_streams_head_is_flushed_while_the_rest_is_written(
     assert writer.ref is not None and store.stat(writer.ref).partial
     stored = store.read_bytes(writer.ref)
     assert data.startswith(stored[: store.stat(writer.ref).head_bytes])
+
+
+def test_a_big_artifact_leaves_the_page_cache_once_flushed_a_small_one_stays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not hasattr(os, "posix_fadvise"):
+        pytest.skip("no posix_fadvise on this platform: nothing is dropped")
+    order: list[tuple[str, str, int]] = []  # (what, file, advice)
+    real_sync, real_advise = _flush._datasync, os.posix_fadvise
+
+    def sync(fd: int) -> None:
+        order.append(("sync", os.readlink(f"/proc/self/fd/{fd}"), 0))
+        real_sync(fd)
+
+    def advise(fd: int, offset: int, length: int, advice: int) -> None:
+        order.append(("advise", os.readlink(f"/proc/self/fd/{fd}"), advice))
+        real_advise(fd, offset, length, advice)
+
+    monkeypatch.setattr(_flush, "_datasync", sync)
+    monkeypatch.setattr(os, "posix_fadvise", advise)
+    store = LocalStore(tmp_path)
+    store.flush_in_background()
+    big = b"".join(b"line %07d of a big result\n" % i for i in range(_flush.DROP_CACHED_MIN // 20))
+    small = b"small\n" * 1000
+    big_ref, small_ref = store.put(big), store.put(small)
+    assert store.wait_flushed(30)
+    big_file = str(store.path_of(big_ref))
+    dropped = [(path, advice) for what, path, advice in order if what == "advise"]
+    assert dropped == [(big_file, os.POSIX_FADV_DONTNEED)]  # not its record, not the small one
+    assert order.index(("sync", big_file, 0)) < order.index(("advise", big_file,
+                                                             os.POSIX_FADV_DONTNEED))
+    # Read back from the disk, whole and by range, as before.
+    reader = LocalStore(tmp_path)
+    assert reader.read_bytes(big_ref) == big and reader.read_bytes(small_ref) == small
+    assert reader.read_lines(big_ref, 5000, 5001) == [f"line {i:07d} of a big result"
+                                                      for i in (4999, 5000)]

@@ -7,6 +7,13 @@ as soon as it is written (complete, and readable by any process on the
 machine, since the kernel serves it from its cache), and this thread flushes
 it shortly after. Flushing a file through another descriptor of it flushes
 the same pages (``fdatasync`` acts on the file, not on the descriptor).
+
+Once a big artifact is on the disk its pages leave the kernel's cache
+(:func:`drop_cached`): it was written once and is read back rarely and by
+range, so keeping it cached only pushes out what the machine uses, and the
+next big write then takes pages just freed instead of new ones (on the
+project's 2-core VM a 100 MB write into new page-cache pages takes about
+250 ms of processor time, into freed ones about 25 ms).
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ import threading
 import time
 from typing import IO
 
-__all__ = ["FLUSH_DELAY", "BackgroundFlush", "flush_early"]
+__all__ = ["DROP_CACHED_MIN", "FLUSH_DELAY", "BackgroundFlush", "drop_cached", "flush_early"]
 
 log = logging.getLogger("toolcap.store")
 
@@ -27,7 +34,22 @@ log = logging.getLogger("toolcap.store")
 #: long plus the flush itself.
 FLUSH_DELAY = 0.05
 
+#: A flushed artifact of at least this many bytes leaves the page cache (:func:`drop_cached`).
+DROP_CACHED_MIN = 1 << 20
+
 _datasync = getattr(os, "fdatasync", os.fsync)
+
+
+def drop_cached(fd: int) -> None:
+    """Let the kernel drop the cached pages of the file open as ``fd``, which must be
+    flushed (only clean pages are dropped), if it is at least :data:`DROP_CACHED_MIN`
+    bytes long. A hint: nothing happens where there is no ``posix_fadvise``."""
+    advise = getattr(os, "posix_fadvise", None)
+    if advise is None:
+        return
+    with contextlib.suppress(OSError):
+        if os.fstat(fd).st_size >= DROP_CACHED_MIN:
+            advise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
 
 
 def flush_early(spool: IO[bytes]) -> None:
@@ -105,6 +127,7 @@ def _flush(path: str) -> None:
         return  # removed meanwhile (a delete, an eviction): nothing left to keep
     try:
         _datasync(fd)
+        drop_cached(fd)
     except OSError as exc:
         log.warning("could not flush %s to the disk: %s", path, exc.strerror or exc)
     finally:
