@@ -18,7 +18,9 @@ from typing import Any
 
 from ._channel import KEEPALIVE, KEEPALIVE_EVENT, Event, sse_event
 
-__all__ = ["Receive", "Reply", "Request", "Scope", "Send", "send_events"]
+__all__ = [
+    "EventStream", "Receive", "Reply", "Request", "Scope", "Send", "send_events",
+]
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -156,3 +158,14 @@ async def _put_none_when_gone(receive: Receive, queue: asyncio.Queue[Event | Non
         while (await receive())["type"] != "http.disconnect":
             pass
     queue.put_nowait(None)
+
+
+class EventStream:
+    """An SSE response, sent by :func:`send_events` (``options``: its keywords)."""
+
+    def __init__(self, queue: asyncio.Queue[Event | None], on_end: Callable[[], None],
+                 headers: dict[str, str], **options: Any) -> None:
+        self.queue, self.on_end, self.headers, self.options = queue, on_end, headers, options
+
+    async def send(self, send: Send, receive: Receive) -> None:
+        await send_events(send, receive, self.headers, self.queue, self.on_end, **self.options)

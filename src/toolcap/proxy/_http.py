@@ -24,14 +24,14 @@ from ._handoff import Handoff
 from ._http_errors import describe_transport_error, explain_refusal
 from ._httpevents import listen, read_events, resume, strike_answered
 from ._io import WriterClosed
-from ._long import answered_ids
-from ._paramheaders import ParamHeaders
+from ._listings import ToolListings
 from ._rawhttp import RawClient, send_request, usable_for
 from ._relay import PROXY_ERROR
 from ._revision import (
+    SESSION_HEADER,
     StreamCancels,
     negotiated_revision,
-    revision_headers,
+    request_headers,
     wants_result_type,
 )
 from ._sse import EventTooLarge
@@ -42,8 +42,6 @@ __all__ = ["DEFAULT_TIMEOUT", "HttpUpstream"]
 # run for minutes before its first byte, so reading waits longer by default.
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_READ_TIMEOUT = 300.0
-_SESSION = "mcp-session-id"
-_VERSION = "mcp-protocol-version"
 
 log = logging.getLogger("toolcap.proxy")
 
@@ -80,8 +78,7 @@ class HttpUpstream:
         self._loop_thread: int | None = None  # the thread the event loop runs on
         self._shared: Handoff | None = None  # on a loop of the caller's (use_loop)
         self._ended = threading.Event()
-        self._params = ParamHeaders()  # the Mcp-Param-* headers of each tool's calls
-        self._listings: set[str | int] = set()  # ids of 2026-07-28 tools/list in flight
+        self._listings = ToolListings(url)  # routing headers, tools/list answers read
 
     @property
     def returncode(self) -> int | None:  # there is no process
@@ -225,11 +222,7 @@ class HttpUpstream:
             ids = [m["id"] for m in requests]
             first = items[0] if items and isinstance(items[0], dict) else {}
             params = first.get("params")
-            routing = revision_headers(first) if len(items) == 1 else {}
-            if routing.get("mcp-method") == "tools/call":
-                routing.update(self._params.headers(params))
-            elif routing.get("mcp-method") == "tools/list":
-                self._listings.update(i for i in ids if isinstance(i, (str, int)))
+            routing = self._listings.routing(first, ids) if len(items) == 1 else {}
             if first.get("method") == "notifications/cancelled" and (
                     self._cancel_by_close.cancel(params)):
                 continue  # done by closing the request's stream: nothing to send
@@ -261,18 +254,7 @@ class HttpUpstream:
     def _headers(
         self, routing: dict[str, str] | None = None, *, stream_only: bool = False
     ) -> dict[str, str]:
-        """The headers of a request: the session's, and ``routing`` (those a request of
-        a revision that names itself carries, :func:`revision_headers`)."""
-        headers = {"accept": "text/event-stream"} if stream_only else {
-            "accept": "application/json, text/event-stream", "content-type": "application/json"}
-        if self._session_id is not None:
-            headers[_SESSION] = self._session_id
-        if self._version is not None:
-            headers[_VERSION] = self._version
-        headers.update(routing or {})
-        if not _header_safe(headers.get(_VERSION, "")):
-            headers.pop(_VERSION, None)  # a revision no header can carry: the server judges
-        return headers
+        return request_headers(self._session_id, self._version, routing, stream_only=stream_only)
 
     async def _exchange(
         self, line: bytes, ids: list[Any], routing: dict[str, str], *, initialize: bool = False
@@ -299,7 +281,7 @@ class HttpUpstream:
                     self.fail(waiting, text or "")
                 return
             self._report(None)
-            if initialize and (session := response.headers.get(_SESSION)):
+            if initialize and (session := response.headers.get(SESSION_HEADER)):
                 self._session_id = session
             if status == 202 or not waiting:
                 if waiting:
@@ -372,13 +354,7 @@ class HttpUpstream:
         What it returns, if anything, is awaited before reading on."""
         if initialize:
             self._version = negotiated_revision(holder[0]) or self._version
-        if self._listings and (listed := self._listings.intersection(answered_ids(holder[0]))):
-            # A 2026-07-28 tools/list answer: the arguments its tools mirror in headers.
-            self._listings -= listed
-            try:
-                holder[0] = self._params.learn(holder[0], self.url)
-            except Exception:  # whatever the tools say, the answer still reaches the client
-                log.exception("tools/list answer not read for x-mcp-header")
+        self._listings.learn(holder)  # a tools/list answer: what its tools mirror in headers
         # The relay takes lines read into a bytearray too; it only pops this one.
         if self._shared is not None:
             handled = self._shared.hand_on(cast("list[bytes | bytearray]", holder))
@@ -399,8 +375,4 @@ class HttpUpstream:
         if text is not None and text != self._last_report:
             print_error(f"toolcap proxy: {text}")
         self._last_report = text
-
-
-def _header_safe(value: str) -> bool:
-    return value.isascii() and value.isprintable() and 0 < len(value) < 64
 

@@ -12,13 +12,12 @@ of each call.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from typing import Any
 
 from ._contracts import dumps, print_error
-from ._revision import header_value
+from ._revision import answer_result, header_value
 
 __all__ = ["ParamHeaders", "header_marks"]
 
@@ -137,14 +136,11 @@ class ParamHeaders:
     def learn(self, answer: bytes, url: str) -> bytes:
         """Learn the marks of the tools a ``tools/list`` answer lists; the answer, without
         the tools whose marks are invalid (each named on stderr)."""
-        try:
-            message = json.loads(answer)
-        except (ValueError, RecursionError):
+        found = answer_result(answer)
+        tools = found[1].get("tools") if found is not None else None
+        if found is None or not isinstance(tools, list):
             return answer
-        result = message.get("result") if isinstance(message, dict) else None
-        tools = result.get("tools") if isinstance(result, dict) else None
-        if not isinstance(result, dict) or not isinstance(tools, list):
-            return answer
+        message, result = found
         kept = []
         for tool in tools:
             name = tool.get("name") if isinstance(tool, dict) else None

@@ -9,9 +9,13 @@ import json
 from typing import Any
 
 __all__ = [
-    "StreamCancels", "empty_tools_list", "for_revision", "header_value", "negotiated_revision",
-    "request_revision", "revision_headers", "text_result", "wants_result_type",
+    "SESSION_HEADER", "StreamCancels", "answer_result", "empty_tools_list", "for_revision",
+    "header_value", "negotiated_revision", "request_headers", "request_revision",
+    "revision_headers", "text_result", "wants_result_type",
 ]
+
+SESSION_HEADER = "mcp-session-id"
+_VERSION_HEADER = "mcp-protocol-version"
 
 # The request ``_meta`` key by which revisions from 2026-07-28 on name themselves on
 # every request; the revisions negotiated by ``initialize`` never send it.
@@ -28,14 +32,21 @@ def request_revision(params: Any) -> str | None:
     return version if isinstance(version, str) else None
 
 
-def negotiated_revision(answer: bytes) -> str | None:
-    """The ``protocolVersion`` an ``initialize`` answer (a JSON-RPC message) names, if any."""
+def answer_result(answer: bytes) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """An answer (a JSON-RPC message) and its ``result``; None unless it is an object
+    whose result is one."""
     try:
         message = json.loads(answer)
     except (ValueError, RecursionError):
         return None
     result = message.get("result") if isinstance(message, dict) else None
-    version = result.get("protocolVersion") if isinstance(result, dict) else None
+    return (message, result) if isinstance(result, dict) else None
+
+
+def negotiated_revision(answer: bytes) -> str | None:
+    """The ``protocolVersion`` an ``initialize`` answer (a JSON-RPC message) names, if any."""
+    found = answer_result(answer)
+    version = found[1].get("protocolVersion") if found is not None else None
     return version if isinstance(version, str) else None
 
 
@@ -51,6 +62,33 @@ def revision_headers(message: Any) -> dict[str, str]:
     if isinstance(name, str):
         headers["mcp-name"] = header_value(name)
     return headers
+
+
+def request_headers(
+    session_id: str | None,
+    version: str | None,
+    routing: dict[str, str] | None = None,
+    *,
+    stream_only: bool = False,
+) -> dict[str, str]:
+    """The headers of a request to an upstream over HTTP: the session's (its id, the
+    revision ``initialize`` negotiated) and ``routing`` (those a request of a revision
+    that names itself carries, :func:`revision_headers`); ``stream_only``: a GET for
+    the session's event stream."""
+    headers = {"accept": "text/event-stream"} if stream_only else {
+        "accept": "application/json, text/event-stream", "content-type": "application/json"}
+    if session_id is not None:
+        headers[SESSION_HEADER] = session_id
+    if version is not None:
+        headers[_VERSION_HEADER] = version
+    headers.update(routing or {})
+    if not _header_safe(headers.get(_VERSION_HEADER, "")):
+        headers.pop(_VERSION_HEADER, None)  # a revision no header can carry: the server judges
+    return headers
+
+
+def _header_safe(value: str) -> bool:
+    return _visible(value) and 0 < len(value) < 64
 
 
 def header_value(text: str) -> str:
