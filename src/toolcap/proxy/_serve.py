@@ -47,14 +47,9 @@ _PARSE_ERROR = -32700
 class _Server:
     """The HTTP side: the checks every request passes, and its handling by method."""
 
-    def __init__(
-        self,
-        options: ServeOptions,
-        make_upstream: Callable[[], Upstream],
-        make_hooks: Callable[[], Hooks],
-    ) -> None:
+    def __init__(self, options: ServeOptions, pool: SessionPool) -> None:
         self.options = options
-        self.pool = SessionPool(options, make_upstream, make_hooks)
+        self.pool = pool
         self._shared = SharedSession()  # the session of the stateless clients
 
     # -- checks ---------------------------------------------------------------
@@ -230,7 +225,7 @@ def build_app(
     make_hooks: Callable[[], Hooks],
 ) -> AsgiApp:
     """The ASGI application serving MCP at ``/mcp``."""
-    server = _Server(options, make_upstream, make_hooks)
+    server = _Server(options, SessionPool(options, make_upstream, make_hooks))
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
