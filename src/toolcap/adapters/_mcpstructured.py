@@ -19,12 +19,19 @@ scanner) sets :data:`RAW_STRINGS` while the result is bounded: the stored
 compact JSON then takes those bytes where they already are that serialization
 (:func:`toolcap.core._jsonraw.dumps_utf8`), the same bytes, without serializing
 the strings again.
+
+A big ``structuredContent`` over the bound is stored on a thread of its own
+while the text blocks are bounded (:func:`store_early`): SHA-256 and the file
+writes let go of the interpreter's lock, so the two originals are written side
+by side instead of one after the other. Its reference is taken, and recorded,
+where it was before; the output is the same.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -39,7 +46,7 @@ from ..core._schemaguide import Node
 from ..core._sizes import human_size
 from ._mcpbound import Bounder, result_limit
 
-__all__ = ["RAW_STRINGS", "bound_structured", "raw_strings"]
+__all__ = ["RAW_STRINGS", "Early", "bound_structured", "raw_strings", "store_early"]
 
 #: The raw bytes of the long strings of the message being bounded on this thread, if
 #: its reader kept them (see the module doc); ``None`` otherwise.
@@ -56,14 +63,73 @@ def raw_strings(raw: RawStrings | None) -> Iterator[None]:
         RAW_STRINGS.reset(token)
 
 
+#: A structuredContent of at least this many bytes over its bound is stored on a thread
+#: (:func:`store_early`); below it a thread costs more than the overlap saves.
+EARLY_MIN = 1 << 20
+
+
+class Early:
+    """A ``structuredContent``'s compact JSON, made before the text blocks are bounded,
+    and its put, when it was started then on a thread."""
+
+    __slots__ = ("_outcome", "_thread", "original", "size")
+
+    def __init__(self, original: bytes) -> None:
+        self.original = original
+        self.size = len(original)
+        self._outcome: list[str | None] = []
+        self._thread: threading.Thread | None = None
+
+    def start(self, put: Callable[[bytes], str | None]) -> None:
+        """Store the original with ``put`` on a thread of its own."""
+        self._thread = threading.Thread(target=lambda: self._outcome.append(put(self.original)),
+                                        name="toolcap-store-structured", daemon=True)
+        self._thread.start()
+
+    def reference(self, put: Callable[[bytes], str | None]) -> str | None:
+        """The original's reference (``None``: not stored, a WARNING said why): the
+        started put's, once it is done, else ``put``'s now."""
+        if self._thread is None:
+            return put(self.original)
+        self._thread.join()
+        return self._outcome[0] if self._outcome else None
+
+
+def store_early(work: Bounder, structured: Any) -> Early | None:
+    """``structured``'s compact JSON, and its put started if it will be stored (see the
+    module doc); call it before the text blocks are bounded and hand the result to
+    :func:`bound_structured`.
+
+    Only for a value whose long strings' bytes are at hand (:data:`RAW_STRINGS`),
+    else ``None`` (:func:`bound_structured` measures it); the put starts when its
+    compact JSON is over the bound and at least :data:`EARLY_MIN` bytes.
+    """
+    raw = RAW_STRINGS.get()
+    bound = result_limit(work.policy, work.tool, work.wire_budget)
+    if not raw or structured is None or bound is None:
+        return None
+    try:
+        early = Early(dumps_utf8(structured, raw, work.measured))
+    except (RecursionError, TypeError, ValueError):
+        return None  # bound_structured meets it again and does what it does with it
+    if work.spill_on and early.size > bound and early.size >= EARLY_MIN:
+        policy, tool = work.policy, work.tool
+        _ = policy.sink  # opened here, on one thread, if it is not open yet
+        early.start(lambda data: policy.spill(data, tool=tool))
+    return early
+
+
 def bound_structured(work: Bounder, new: dict[str, Any], structured: Any,
-                     guide: Node | None) -> None:
-    """Bound ``new["structuredContent"]`` (``structured``) in place; see the module doc."""
+                     guide: Node | None, early: Early | None = None) -> None:
+    """Bound ``new["structuredContent"]`` (``structured``) in place; see the module doc.
+
+    ``early``: what :func:`store_early` made and started for ``structured``, if anything.
+    """
     bound = result_limit(work.policy, work.tool, work.wire_budget)
     if bound is None:
         return
     try:
-        _bound(work, new, structured, guide, bound)
+        _bound(work, new, structured, guide, bound, early)
     except RecursionError:  # nested deeper than Python can walk: neither measured nor kept
         work.cut_by(_cap(work, bound))
         new.pop("structuredContent", None)
@@ -72,10 +138,12 @@ def bound_structured(work: Bounder, new: dict[str, Any], structured: Any,
 
 
 def _bound(work: Bounder, new: dict[str, Any], structured: Any, guide: Node | None,
-           bound: int) -> None:
+           bound: int, early: Early | None) -> None:
     raw = RAW_STRINGS.get()
     original: bytes | None = None
-    if raw:
+    if early is not None:
+        original, size = early.original, early.size
+    elif raw:
         # Its long strings' bytes are at hand: serializing it is about as cheap as
         # measuring it, and measures them for the cut's record.
         original = dumps_utf8(structured, raw, work.measured)
@@ -89,7 +157,12 @@ def _bound(work: Bounder, new: dict[str, Any], structured: Any, guide: Node | No
     work.cut_by(cap)
     if original is None:
         original = dumps_utf8(structured)
-    reference = work.policy.spill(original, tool=work.tool) if work.spill_on else None
+
+    def spill(data: bytes) -> str | None:
+        return work.policy.spill(data, tool=work.tool)
+
+    reference = (spill(original) if early is None else early.reference(spill)) if (
+        work.spill_on) else None
     work.record(reference)
     found = _cut(work, structured, original, bound, reference, guide)
     if found is None:

@@ -41,7 +41,7 @@ from ..core._schemaguide import guide_for
 from ._mcpbound import REMOVED, Bounder, Slot, block_slots, overhead, result_limit
 from ._mcpprompt import cut_messages, merges_messages
 from ._mcprecord import PAYLOAD_FIELDS, bounded_upstream, upstream_record, with_record
-from ._mcpstructured import bound_structured
+from ._mcpstructured import bound_structured, store_early
 
 __all__ = [
     "BoundedResult",
@@ -154,11 +154,12 @@ def bound_call_tool_result_dict(
     if work is None:
         return BoundedResult(result, False, ())
     blocks: list[Any] = list(content)
+    early = store_early(work, result.get("structuredContent"))  # stored while the text is cut
     work.share(block_slots(work, blocks), bool(result.get("isError")))
     new = {**result, "content": [block for block in blocks if block is not REMOVED]}
     if result.get("structuredContent") is not None:
         guide = guide_for(output_schema) if output_schema is not None else None
-        bound_structured(work, new, result["structuredContent"], guide)
+        bound_structured(work, new, result["structuredContent"], guide, early)
     return _finish(work, result, new, "tools/call")
 
 
