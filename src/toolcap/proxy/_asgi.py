@@ -18,6 +18,11 @@ from typing import Any
 
 from ._channel import KEEPALIVE, KEEPALIVE_EVENT, Event, sse_event
 
+# Seconds a POST's stream waits for its first event before it watches for the client's
+# going away, and a primed one sends its head and priming event alone: a quick answer
+# goes out with them in one chunk, and needs no watching.
+FIRST_GRACE = 0.05
+
 __all__ = [
     "EventStream", "Receive", "Reply", "Request", "Scope", "Send", "send_events",
 ]
@@ -106,34 +111,58 @@ async def send_events(
     ``prime``, an event id, is sent first as an event with no data (the 2025-11-25
     revision's way to give a client a place to resume from before any message).
     ``wait_for_first``: the response's head waits for its first event, so that a
-    quick answer and the stream's end go out together; a stream the client reads
-    for what comes later (GET) sends its head at once.
+    quick answer and the stream's end go out together (one write of the head, one
+    of the body); primed, it waits :data:`FIRST_GRACE` at most, then the priming
+    event goes alone. A stream the client reads for what comes later (GET) sends
+    its head, and its priming event, at once. A client that went away is noticed
+    from :data:`FIRST_GRACE` on (at once on a GET stream).
     """
     loop = asyncio.get_running_loop()
     head = [(b"content-type", b"text/event-stream"),
             *((name.lower().encode("latin-1"), value.encode("latin-1"))
               for name, value in headers.items())]
+    priming = b"" if prime is None else b"id: " + prime.encode("ascii") + b"\ndata: \n\n"
     started = False
-    watcher = loop.create_task(_put_none_when_gone(receive, queue))
-    keepalive = loop.call_later(KEEPALIVE, queue.put_nowait, KEEPALIVE_EVENT)
+    watcher: asyncio.Task[None] | None = None
+    keepalive: asyncio.TimerHandle
+
+    def watch() -> None:
+        nonlocal watcher
+        if watcher is None:
+            watcher = loop.create_task(_put_none_when_gone(receive, queue))
+
+    def grace_over() -> None:
+        nonlocal keepalive
+        watch()
+        if priming:  # a keep-alive event: it sends the head and the priming event
+            queue.put_nowait(KEEPALIVE_EVENT)
+        else:
+            keepalive = loop.call_later(KEEPALIVE - FIRST_GRACE, queue.put_nowait,
+                                        KEEPALIVE_EVENT)
+
+    keepalive = (loop.call_later(FIRST_GRACE, grace_over) if wait_for_first else
+                 loop.call_later(KEEPALIVE, queue.put_nowait, KEEPALIVE_EVENT))
     try:
-        if prime is not None or not wait_for_first:
+        if not wait_for_first:
+            watch()
             started = True
             await send({"type": "http.response.start", "status": 200, "headers": head})
-            if prime is not None:
-                await send({"type": "http.response.body", "more_body": True,
-                            "body": b"id: " + prime.encode("ascii") + b"\ndata: \n\n"})
+            if priming:
+                await send({"type": "http.response.body", "more_body": True, "body": priming})
+                priming = b""
         ended = False
         while not ended:
             event: Event | None = await queue.get()
-            parts: list[bytes] = []
+            parts: list[bytes] = [priming] if priming else []
+            priming = b""
             while True:  # what is there already goes out in the same chunk
                 if event is None:
                     ended = True
                     break
                 event_id, data = event
-                parts.append(sse_event(event_id, data if rewrite is None or not data
-                                       else rewrite(data)))
+                if data or not parts:  # a keep-alive says nothing where an event goes out
+                    parts.append(sse_event(event_id, data if rewrite is None or not data
+                                           else rewrite(data)))
                 if queue.empty():
                     break
                 event = queue.get_nowait()
@@ -143,11 +172,13 @@ async def send_events(
             await send({"type": "http.response.body", "body": b"".join(parts),
                         "more_body": not ended})
             if not ended:
+                watch()
                 keepalive.cancel()
                 keepalive = loop.call_later(KEEPALIVE, queue.put_nowait, KEEPALIVE_EVENT)
     finally:
         keepalive.cancel()
-        watcher.cancel()
+        if watcher is not None:
+            watcher.cancel()
         on_end()
 
 
