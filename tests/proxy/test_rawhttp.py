@@ -5,6 +5,7 @@ answer with something that is not HTTP: each body whole, each failure httpx2's k
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import http.server
 import socket
@@ -20,7 +21,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from proxy.proxy_helpers import loopback_http  # noqa: E402
-from toolcap.proxy._rawhttp import RawClient, usable_for  # noqa: E402
+from toolcap.proxy._rawhttp import RawClient, drain, usable_for  # noqa: E402
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -146,8 +147,9 @@ def test_a_kept_connection_the_server_dropped_is_replaced(drops_idle: str) -> No
     assert asyncio.run(run()) == [(200, b"one"), (200, b"two")]
 
 
-def answering_once(answer: bytes) -> Iterator[str]:
-    """A server that reads one request and sends ``answer``, then closes."""
+def answering_once(answer: bytes, hold: threading.Event | None = None) -> Iterator[str]:
+    """A server that reads one request and sends ``answer``, then closes (once ``hold``
+    is set, if given: until then it is silent, the connection open)."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(8)
@@ -157,6 +159,8 @@ def answering_once(answer: bytes) -> Iterator[str]:
         with conn:
             conn.recv(65536)
             conn.sendall(answer)
+            if hold is not None:
+                hold.wait(30)
 
     threading.Thread(target=serve, daemon=True).start()
     try:
@@ -235,3 +239,62 @@ def test_a_compressed_body_inflates_in_bounded_pieces() -> None:
     for url in answering_once(answer):
         total, largest = asyncio.run(pieces(url))
         assert total == 64 << 20 and largest <= 1 << 16
+
+
+@contextlib.contextmanager
+def stalling(answer: bytes) -> Iterator[str]:
+    """A server that reads one request, sends ``answer`` and goes silent, the connection
+    open, until the test is done."""
+    hold = threading.Event()
+    try:
+        yield from answering_once(answer, hold)
+    finally:
+        hold.set()
+
+
+@pytest.mark.parametrize("kind", ["chunked", "length"])
+def test_a_body_that_stops_coming_times_out_after_what_came(kind: str) -> None:
+    # What arrived is read with no wait; the read that must wait still has its timeout.
+    head = (b"transfer-encoding: chunked\r\n\r\n5\r\nab" if kind == "chunked"
+            else b"content-length: 5\r\n\r\nab")
+
+    async def run(url: str) -> list[bytes]:
+        response = await RawClient(url, {}, 10.0, 0.3).request("POST", {}, b"{}")
+        pieces: list[bytes] = []
+        try:
+            with pytest.raises(httpx2.ReadTimeout):
+                async for piece in response.aiter_bytes():
+                    pieces.append(piece)
+        finally:
+            await response.aclose()
+        return pieces
+
+    with stalling(b"HTTP/1.1 200 OK\r\n" + head) as url:
+        assert asyncio.run(run(url)) == [b"ab"]
+
+
+def test_the_rest_of_a_body_is_drained_within_its_time_or_given_up() -> None:
+    async def run(url: str) -> None:
+        response = await RawClient(url, {}, 10.0, 60.0).request("POST", {}, b"{}")
+        async with contextlib.aclosing(response.aiter_bytes()) as chunks:
+            assert await anext(chunks) == b"hello"
+            with pytest.raises(asyncio.TimeoutError):  # never ends: not read for 60 s
+                await drain(chunks, 0.3, response)
+        await response.aclose()
+
+    with stalling(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n"
+                  ) as url:
+        asyncio.run(run(url))
+
+    async def whole(client: RawClient) -> None:
+        response = await client.request("POST", {}, b"{}")
+        async with contextlib.aclosing(response.aiter_bytes()) as chunks:
+            assert await anext(chunks) == b"hello"
+            await drain(chunks, 0.3, response)  # all there: read to its end
+        await response.aclose()
+
+    with stalling(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n"
+                  b"5\r\nhello\r\n0\r\n\r\n") as url:
+        client = RawClient(url, {}, 10.0, 60.0)
+        asyncio.run(whole(client))
+        assert len(client._idle) == 1  # kept for the next request

@@ -92,7 +92,7 @@ async def read_events(
                 # The server ends the stream after the answer: read to that end, so
                 # that the connection is kept for the next request, but not for long.
                 with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(drain(chunks), _DRAIN_SECONDS)
+                    await drain(chunks, _DRAIN_SECONDS, response)
                 break
     return reader
 

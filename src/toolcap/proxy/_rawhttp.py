@@ -67,8 +67,28 @@ async def send_request(client: Any, url: str, method: str, headers: dict[str, st
     return await client.send(request, stream=True)
 
 
-async def drain(chunks: AsyncIterator[bytes]) -> None:
-    """Read a body to its end (so that its connection can serve the next request)."""
+async def drain(chunks: AsyncIterator[bytes], seconds: float, response: Any = None) -> None:
+    """Read a body to its end (so that its connection can serve the next request),
+    for ``seconds`` at most (then it is left unread: asyncio.TimeoutError). ``chunks``
+    of a :class:`RawResponse` (``response``) are read with no timer where they have
+    arrived already, as a small answer's end has."""
+    if isinstance(response, RawResponse):
+        import httpx2
+
+        response.finish_within(seconds)
+        try:
+            await _read_all(chunks)
+        except httpx2.ReadTimeout:
+            raise asyncio.TimeoutError from None
+        return
+    if sys.version_info < (3, 11):
+        await asyncio.wait_for(_read_all(chunks), seconds)
+        return
+    async with asyncio.timeout(seconds):  # a timer, not a task as wait_for makes
+        await _read_all(chunks)
+
+
+async def _read_all(chunks: AsyncIterator[bytes]) -> None:
     async for _ in chunks:
         pass
 
@@ -106,6 +126,7 @@ class RawResponse:
                  read_timeout: float | None) -> None:
         self._client = client
         self._read_timeout = read_timeout
+        self._deadline: float | None = None  # the loop's time by which the body is read
         self._conn: _Conn | None = conn
         self.request = request
         self.status_code = status
@@ -142,18 +163,17 @@ class RawResponse:
         conn = self._conn
         if conn is None or self._done:
             return
-        read = self._read_timeout
         try:
             if self._chunked:
-                while size := await self._chunk_size(conn, read):
-                    async for data in self._counted(conn, size, read):
+                while size := await self._chunk_size(conn):
+                    async for data in self._counted(conn, size):
                         yield data
-                    await _timed(conn.reader.readexactly(2), read)
+                    await _timed(conn.reader.readexactly(2), self._wait(conn, size=2))
             elif self._length is not None:
-                async for data in self._counted(conn, self._length, read):
+                async for data in self._counted(conn, self._length):
                     yield data
             else:
-                while data := await _timed(conn.reader.read(_CHUNK), read):
+                while data := await _timed(conn.reader.read(_CHUNK), self._wait(conn)):
                     yield data
                 conn.reusable = False
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError) as exc:
@@ -164,10 +184,22 @@ class RawResponse:
             raise httpx2.ReadError(str(exc) or type(exc).__name__) from exc
         self._done = True
 
-    @staticmethod
-    async def _chunk_size(conn: _Conn, read: float | None) -> int:
+    def finish_within(self, seconds: float) -> None:
+        """Let what is left of the body take ``seconds`` more at most, in all (then
+        reading it fails with ReadTimeout). Reads of what has arrived need no timer."""
+        self._deadline = asyncio.get_running_loop().time() + seconds
+
+    def _wait(self, conn: _Conn, *, size: int = 1, line: bool = False) -> float | None:
+        """How long the next read may wait (None: for ever, or it need not)."""
+        read = self._read_timeout
+        if self._deadline is not None:
+            left = max(0.0, self._deadline - asyncio.get_running_loop().time())
+            read = left if read is None else min(read, left)
+        return conn.wait(read, size=size, line=line)
+
+    async def _chunk_size(self, conn: _Conn) -> int:
         """The size of the next chunk of a chunked body (0: the last, its trailers read)."""
-        size_line = await _timed(conn.reader.readline(), read)
+        size_line = await _timed(conn.reader.readline(), self._wait(conn, line=True))
         if not size_line.endswith(b"\n"):
             raise _protocol("the connection ended inside a chunked body")
         token = size_line.split(b";", 1)[0].strip()
@@ -175,14 +207,13 @@ class RawResponse:
             raise _protocol(f"a malformed or cut body (chunk size {token[:40]!r})")
         size = int(token, 16)
         if size == 0:
-            while (await _timed(conn.reader.readline(), read)).strip():
+            while (await _timed(conn.reader.readline(), self._wait(conn, line=True))).strip():
                 pass  # trailers
         return size
 
-    @staticmethod
-    async def _counted(conn: _Conn, left: int, read: float | None) -> AsyncIterator[bytes]:
+    async def _counted(self, conn: _Conn, left: int) -> AsyncIterator[bytes]:
         while left:
-            data = await _timed(conn.reader.read(min(left, _CHUNK)), read)
+            data = await _timed(conn.reader.read(min(left, _CHUNK)), self._wait(conn))
             if not data:
                 raise _protocol("the connection ended before the whole body")
             left -= len(data)
@@ -202,6 +233,16 @@ class _Conn:
 
     def stale(self) -> bool:
         return self.reader.at_eof() or self.writer.is_closing()
+
+    def wait(self, timeout: float | None, *, size: int = 1, line: bool = False) -> float | None:
+        """``timeout`` for the next read (of a line, or of ``size`` bytes), or None when
+        what is read already holds it: a read that cannot wait needs no timer, and a
+        small answer that came in one piece is read with none after its head."""
+        buffered = getattr(self.reader, "_buffer", None)  # asyncio's, read in place
+        if buffered is None or self.reader.exception() is not None:
+            return timeout
+        ready = b"\n" in buffered if line else len(buffered) >= size
+        return None if ready else timeout
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
@@ -346,8 +387,6 @@ def _protocol(text: str) -> Exception:
 
 async def _timed(awaitable: Awaitable[T], seconds: float | None, *, connect: bool = False) -> T:
     """``awaitable``, failing with httpx2's timeout after ``seconds`` (None: never)."""
-    import httpx2
-
     if seconds is None:
         return await awaitable
     try:
@@ -356,6 +395,8 @@ async def _timed(awaitable: Awaitable[T], seconds: float | None, *, connect: boo
                 return await awaitable
         return await asyncio.wait_for(awaitable, seconds)
     except (TimeoutError, asyncio.TimeoutError):
+        import httpx2
+
         raise (httpx2.ConnectTimeout if connect else httpx2.ReadTimeout)(
             f"no answer within {seconds:g} s") from None
 
