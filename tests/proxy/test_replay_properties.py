@@ -1,12 +1,14 @@
 """The replay buffer of a session: bounded in events and bytes, and a resumption gets
-exactly what followed on its stream, or is refused; never a gap."""
+exactly what followed on its stream, or is refused; never a gap. Ids keyed apart."""
 
 from __future__ import annotations
+
+import json
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolcap.proxy._channel import Exchange, Replay
+from toolcap.proxy._channel import Exchange, Replay, id_key
 
 MAX_EVENTS, MAX_BYTES = 6, 200
 
@@ -49,3 +51,11 @@ def test_an_event_larger_than_the_buffer_is_sent_but_never_replayed() -> None:
     assert queue is not None and queue.qsize() == 3  # every event went to the reader
     assert replay.after(exchange, 0) is None and replay.after(exchange, 1) is None
     assert replay.after(exchange, 2) == [("1-3", b"after")]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.integers(), st.text(max_size=8), st.booleans(), st.none(),
+                 st.floats(allow_nan=False)))
+def test_an_id_is_keyed_as_its_json_and_1_and_quoted_1_stay_apart(request_id: object) -> None:
+    assert id_key(request_id) == json.dumps(request_id, sort_keys=True)
+    assert id_key(1) != id_key("1") and id_key(True) != id_key(1)

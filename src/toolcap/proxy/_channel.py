@@ -56,6 +56,8 @@ KEEPALIVE_EVENT: Event = (None, b"")
 
 def id_key(request_id: Any) -> str:
     """A key for a JSON-RPC id that keeps 1 and "1" apart."""
+    if type(request_id) is int:  # the usual id, keyed as json.dumps would, more cheaply
+        return str(request_id)
     return json.dumps(request_id, sort_keys=True)
 
 
