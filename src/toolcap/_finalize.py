@@ -6,9 +6,10 @@ spilling each cut original to the artifact store at most once."""
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TextIO
 
 from ._config import Config, ToolPolicy, load_config
@@ -126,6 +127,7 @@ class Policy:
         self._sink: ArtifactSink | Default | None = sink
         self.notices = self.config.notices if notices == DEFAULT else bool(notices)
         self._stderr = stderr
+        self._narrowed: tuple[str, ToolPolicy] | None = None
         if known_tools is not None:
             for name in self.config.unknown_tools(known_tools):
                 logger.warning("configuration names tool %r, which is not in use", name)
@@ -137,7 +139,24 @@ class Policy:
 
     def for_tool(self, name: str) -> ToolPolicy:
         """The resolved policy for tool ``name``."""
+        narrowed = self._narrowed
+        if narrowed is not None and narrowed[0] == name:
+            return narrowed[1]
         return self.config.for_tool(name)
+
+    def narrowed(self, tool: str, size_threshold: int) -> Policy:
+        """This policy (the same store, notices and settings) with ``tool``'s
+        ``size_threshold`` at ``size_threshold`` bytes, however small.
+
+        For a caller that keeps room beside a response's text for lines of its own
+        (the notes of an MCP result), so that the text and those lines together stay
+        within the tool's limit. Nothing else changes: not the configuration, which
+        holds every limit to the 1 KB minimum.
+        """
+        twin = copy.copy(self)
+        twin._sink = self.sink  # opened once, shared: the twin stores where this one does
+        twin._narrowed = (tool, replace(self.for_tool(tool), size_threshold=size_threshold))
+        return twin
 
     @property
     def sink(self) -> ArtifactSink | None:

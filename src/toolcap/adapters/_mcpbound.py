@@ -11,12 +11,12 @@ from typing import Any, TypeVar
 
 from .._finalize import FinalizedResponse, Policy, ToolResponse
 from .._wire import Source, blocks_fit, fit_wire, held_source
-from ..core._json import json_size
-from ..core._marker import Rendered
+from ..core._json import block_shares, json_size
+from ..core._marker import SHORT_MARKER, Rendered
 from ..core._media import Media, media_of
 from ..core._refs import format_ref
 from ..core._sizes import human_size
-from ..core._utf8 import sanitize
+from ..core._utf8 import sanitize, utf8_size
 from ._common import keep_media
 
 __all__ = ["REMOVED", "Bounder", "Slot", "block_slots", "overhead", "result_limit"]
@@ -85,6 +85,60 @@ class Bounder:
         #: Long strings of this result measured so far (``json_size``'s table): a text
         #: that is also in structuredContent is measured once for the cut and the record.
         self.measured: dict[int, tuple[str, int]] = {}
+        #: Room kept beside the text for the notes this result will carry (a stored
+        #: medium's, structuredContent's): UTF-8 bytes with the line break before
+        #: each, and JSON bytes of their blocks with the comma before each.
+        self.reserved = 0
+        self.reserved_wire = 0
+
+    def reserve(self, note: str, block_bytes: int) -> None:
+        """Keep room for ``note``, a text the result carries beside its text blocks in a
+        block of ``block_bytes`` JSON bytes, so that the text is cut to leave it room."""
+        self.reserved += len(note.encode("utf-8", "surrogatepass")) + 1
+        self.reserved_wire += block_bytes + 1
+
+    def text_limit(self) -> int | None:
+        """The UTF-8 bytes the seam's caps hold this result's text to, before notes."""
+        return result_limit(self.policy, self.tool, None)
+
+    def cap_of(self, bound: int) -> str:
+        """The name of the limit that ``bound`` is."""
+        if bound == self.policy.for_tool(self.tool).size_threshold:
+            return "size_threshold"
+        return "wire_budget" if bound == self.wire_budget else "batch_ceiling"
+
+    def text_policy(self) -> Policy:
+        """The policy the text is cut by: the tool's, its limit lowered by the room
+        the notes take (never below the short marker, which says the text was cut)."""
+        limit = self.text_limit()
+        if not self.reserved or limit is None:
+            return self.policy
+        return self.policy.narrowed(self.tool, max(len(SHORT_MARKER), limit - self.reserved))
+
+    def fits_whole(self, slots: list[Slot]) -> bool:
+        """Whether the text of ``slots`` fits whole beside the notes kept room for so
+        far (a dry measure: nothing is cut, stored or printed)."""
+        room = self.text_limit()
+        if room is not None:
+            room -= self.reserved
+            joined = len(slots) - 1  # line breaks between the texts, as the seam counts
+            if sum(len(slot.text) for slot in slots) + joined > room:  # bytes >= code points
+                return False
+            if sum(utf8_size(slot.text) for slot in slots) + joined > room:
+                return False
+        wire = self.text_wire
+        if wire is None or not slots:
+            return True
+        planned = block_shares([slot.text for slot in slots], wire,
+                               overheads=[slot.overhead for slot in slots])
+        return planned is not None and planned[0] == planned[1]
+
+    @property
+    def text_wire(self) -> int | None:
+        """The wire budget of the text blocks: the room the notes' blocks take aside."""
+        if self.wire_budget is None:
+            return None
+        return max(len(SHORT_MARKER) + 2, self.wire_budget - self.reserved_wire)
 
     def cut_by(self, cap: str) -> None:
         self.changed = True
@@ -101,7 +155,7 @@ class Bounder:
         self.cut_by("media_threshold")
         text, reference = keep_media(self.policy, self.tool, media, limit, io=True)
         self.record(reference)
-        return text
+        return sanitize(text)  # it names a URI as received: never a lone surrogate sent
 
     def record(self, reference: str | None) -> None:
         if reference and reference not in self.artifacts:
@@ -117,8 +171,9 @@ class Bounder:
         """Bound the text slots together, store what is cut once, then the wire step."""
         if not slots:
             return
+        policy, wire = self.text_policy(), self.text_wire
         overheads = [slot.overhead for slot in slots]
-        cut, join = self.plan(slots, overheads, is_error)
+        cut, join = self.plan(slots, overheads, is_error, policy)
         if join:  # one block holds them all; see plan()
             joined = "\n".join(slot.text for slot in slots)
             for slot in slots[1:]:
@@ -134,10 +189,10 @@ class Bounder:
         else:
             decided = self.keep_whole(whole) if cut and len(slots) > 1 else None
         response = ToolResponse(self.tool, originals, self.call_id, is_error, decided)
-        final = self.policy.finalize([response])[0]
+        final = policy.finalize([response])[0]
         texts = list(final.parts or originals)
         if final.capped_by is not None:
-            self.cut_by(final.capped_by)
+            self.cut_by(self._named(final.capped_by, policy))
             for reference in final.artifacts or ():
                 self.record(reference)
         if final.merged is not None:  # a collapse made several blocks one
@@ -145,15 +200,15 @@ class Bounder:
                 if text is None:
                     slot.remove()
             slots, overheads = _kept(final, slots), _kept(final, overheads)
-        if self.wire_budget is not None:
+        if wire is not None:
             known = final.artifacts or ()
             if inner is not None:  # the wire cut names the original too
                 known = decided or ()
-            fit = fit_wire(self.policy, self.tool, texts, self.wire_budget,
+            fit = fit_wire(policy, self.tool, texts, wire,
                            whole=None if inner is not None else whole,
                            known=known, overheads=overheads,
                            original_bytes=final.original_bytes, call_id=self.call_id,
-                           sources=self.sources(final, originals))
+                           sources=self.sources(final, originals, policy))
             if fit.changed:
                 self.cut_by("wire_budget")
                 self.record(fit.reference)
@@ -183,43 +238,57 @@ class Bounder:
             return text
         new = text[: ours[0].start] + marker.restate(ours[0], inner.original) + text[ours[0].end :]
         # The cut kept room for the widest marker, so the restated one fits; checked still.
-        text_limit = result_limit(self.policy, self.tool, None)  # on UTF-8 bytes
-        if text_limit is not None and len(new.encode("utf-8")) > text_limit:
+        text_limit = self.text_limit()  # on UTF-8 bytes
+        if text_limit is not None and len(new.encode("utf-8")) + self.reserved > text_limit:
             return text
-        if self.wire_budget is not None and json_size(new) + around > self.wire_budget:
+        wire = self.text_wire
+        if wire is not None and json_size(new) + around > wire:
             return text
         return new
 
-    def plan(self, slots: list[Slot], overheads: list[int], is_error: bool) -> tuple[bool, bool]:
+    def plan(self, slots: list[Slot], overheads: list[int], is_error: bool,
+             policy: Policy | None = None) -> tuple[bool, bool]:
         """Whether a cap will cut these blocks, and whether they must be joined into one.
 
         They are joined when the wire cannot hold them even empty (thousands of
         blocks), or when its shares would be too small for a marker naming the
         artifact: then the model would get neither the text nor where it is. A
         dry run (no I/O) tells, with a stand-in reference of the real length.
+        ``policy``: the one the text is cut by (default: :meth:`text_policy`).
         """
         if len(slots) <= 1:
             return False, False
-        if self.wire_budget is not None and not blocks_fit(overheads, self.wire_budget):
+        wire = self.text_wire
+        if wire is not None and not blocks_fit(overheads, wire):
             return True, True
+        policy = policy or self.text_policy()
         originals = [slot.text for slot in slots]
-        probe = self.policy.guard([ToolResponse(self.tool, originals, is_error=is_error)])[0]
-        if self.wire_budget is None:
+        probe = policy.guard([ToolResponse(self.tool, originals, is_error=is_error)])[0]
+        if wire is None:
             return probe.capped_by is not None, False
-        fit = fit_wire(self.policy, self.tool, list(probe.parts or originals), self.wire_budget,
+        fit = fit_wire(policy, self.tool, list(probe.parts or originals), wire,
                        whole=None, known=[_STAND_IN], overheads=_kept(probe, overheads),
-                       io=False, sources=self.sources(probe, originals))
+                       io=False, sources=self.sources(probe, originals, policy))
         if fit.changed and not any(_STAND_IN in text for text in fit.texts):
             return True, True
         return probe.capped_by is not None or fit.changed, False
 
-    def sources(self, final: FinalizedResponse, originals: list[str]) -> list[Source]:
+    def _named(self, cap: str, policy: Policy) -> str:
+        """The cap the seam reports, named as configured: a threshold narrowed to make
+        room for the notes is the limit it was narrowed from."""
+        limit = self.text_limit()
+        if policy is self.policy or cap != "size_threshold" or limit is None:
+            return cap
+        return self.cap_of(limit)
+
+    def sources(self, final: FinalizedResponse, originals: list[str],
+                policy: Policy) -> list[Source]:
         """Per delivered part, its original, for a wire cut made from it (a part a
         collapse made of several stands for them joined)."""
         if final.merged is not None:
             start, end = final.merged
             originals = [*originals[:start], "\n".join(originals[start:end]), *originals[end:]]
-        tool_policy = self.policy.for_tool(self.tool)
+        tool_policy = policy.for_tool(self.tool)
         return [held_source(tool_policy, original) for original in originals]
 
     def keep_whole(self, whole: str) -> tuple[str, ...] | None:
@@ -272,6 +341,7 @@ def block_slots(work: Bounder, blocks: list[Any], envelopes: list[int] | None = 
             note = work.replace_media(media_of(block))
             if note is not None:
                 blocks[index] = {"type": "text", "text": note}
+                work.reserve(note, json_size(blocks[index]) + around)
             elif kind == "resource" and isinstance(block["resource"].get("text"), str):
                 # An embedded text under the media threshold is text like any other.
                 resource = block["resource"]

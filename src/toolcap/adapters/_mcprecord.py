@@ -11,9 +11,10 @@ Sizes are the UTF-8 bytes of the result's payload (``content`` and
 compact JSON, as received and as sent. ``cap`` names the limit that cut last
 (``size_threshold``, ``batch_ceiling``, ``wire_budget``, ``media_threshold``);
 ``limit`` is the bound the result was kept to, in bytes (the same number a tool
-advertises as ``anthropic/maxResultSizeChars``): it bounds the text and, on its
-own, ``structuredContent``, so ``keptBytes``, which also counts the JSON around
-the text, media notes and ``structuredContent``, may exceed it; ``ref`` is the artifact holding
+advertises as ``anthropic/maxResultSizeChars``): it bounds the text (every text
+the model reads, notes and marker included) and, on its own,
+``structuredContent``, so ``keptBytes``, which also counts the JSON around the
+text and ``structuredContent``, may exceed it; ``ref`` is the artifact holding
 the original (``null`` when nothing could be kept), ``refs`` every artifact of
 the result.
 

@@ -34,6 +34,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 from ..core._json import json_size
@@ -41,12 +42,14 @@ from ..core._jsoncut import cut_document
 from ..core._jsondoc import COMPACT, MAX_STRUCTURAL_BYTES, parse_document, parses_back
 from ..core._jsonraw import RawStrings, dumps_utf8
 from ..core._media import not_sent_note
+from ..core._refs import MAX_REFERENCE_LENGTH
 from ..core._schemacut import cut_to_schema
 from ..core._schemaguide import Node
 from ..core._sizes import human_size
-from ._mcpbound import Bounder, result_limit
+from ._mcpbound import Bounder, Slot, result_limit
 
-__all__ = ["RAW_STRINGS", "Early", "bound_structured", "raw_strings", "store_early"]
+__all__ = ["RAW_STRINGS", "Early", "Room", "bound_structured", "raw_strings", "reserve_note",
+           "store_early"]
 
 #: The raw bytes of the long strings of the message being bounded on this thread, if
 #: its reader kept them (see the module doc); ``None`` otherwise.
@@ -119,26 +122,96 @@ def store_early(work: Bounder, structured: Any) -> Early | None:
     return early
 
 
+@dataclass(frozen=True)
+class Room:
+    """Room kept beside the text blocks for the note about a ``structuredContent``
+    over its bound (:func:`reserve_note`)."""
+
+    #: Whether the note that it was cut is sent: only where nothing else says the
+    #: result was cut (no medium replaced, the text within the limit beside it).
+    said: bool
+
+
+def reserve_note(work: Bounder, structured: Any, guide: Node | None, slots: list[Slot],
+                 early: Early | None = None) -> Room | None:
+    """Before the text blocks (``slots``) are cut: keep room beside them for the note
+    :func:`bound_structured` will add about ``structured`` (:meth:`Bounder.reserve`),
+    so that the text and the notes together stay within the limit; ``None`` when
+    ``structured`` is within its bound (no note).
+
+    The note's kind and widest size are known before the cut: that it was not sent
+    (where the cut may find nothing: nested too deeply, not an object, over the
+    structural cut's size, or a schema whose least is over the bound, tried with
+    the longest reference), or that it was cut (when that is said at all).
+    """
+    bound = result_limit(work.policy, work.tool, work.wire_budget)
+    if structured is None or bound is None:
+        return None
+    suffix = _SCHEMA_UNMET if guide is not None else ""
+    try:
+        size = early.size if early is not None else json_size(structured, work.measured)
+    except RecursionError:
+        work.reserve(_DEEP + suffix, json_size({"type": "text", "text": _DEEP + suffix}))
+        return Room(False)
+    if size <= bound:
+        return None
+    said = not work.changed and work.fits_whole(slots)
+    widest = "f" * MAX_REFERENCE_LENGTH
+    notes = [_cut_note(size, _WIDEST_SIZE, bound, widest)] if said else []
+    if _may_find_nothing(work, structured, size, bound, guide, early, widest):
+        notes += [not_sent_note("structuredContent", size, bound, reference=reference,
+                                tried=True, limit_name="limit") + suffix
+                  for reference in (widest, None)]
+    if notes:
+        note = max(notes, key=len)  # all ASCII: the longest is the widest
+        work.reserve(note, json_size({"type": "text", "text": note}))
+    return Room(said)
+
+
+def _may_find_nothing(work: Bounder, structured: Any, size: int, bound: int,
+                      guide: Node | None, early: Early | None, reference: str) -> bool:
+    """Whether :func:`_cut` may find no cut of ``structured`` (``size`` bytes) within
+    ``bound``; a schema's cut is tried (no I/O) with ``reference``, the longest."""
+    if not isinstance(structured, dict) or size > MAX_STRUCTURAL_BYTES:
+        return True
+    if guide is None:
+        return False  # an object's plain cut can always keep "{}" and its note
+    original = early.original if early is not None else dumps_utf8(structured)
+    return _cut(work, structured, original, bound, reference, guide) is None
+
+
 def bound_structured(work: Bounder, new: dict[str, Any], structured: Any,
-                     guide: Node | None, early: Early | None = None) -> None:
+                     guide: Node | None, early: Early | None = None,
+                     room: Room | None = None) -> None:
     """Bound ``new["structuredContent"]`` (``structured``) in place; see the module doc.
 
-    ``early``: what :func:`store_early` made and started for ``structured``, if anything.
+    ``early``: what :func:`store_early` made and started for ``structured``, if anything;
+    ``room``: what :func:`reserve_note` kept for it before the text was cut.
     """
     bound = result_limit(work.policy, work.tool, work.wire_budget)
     if bound is None:
         return
     try:
-        _bound(work, new, structured, guide, bound, early)
+        _bound(work, new, structured, guide, bound, early, room is not None and room.said)
     except RecursionError:  # nested deeper than Python can walk: neither measured nor kept
-        work.cut_by(_cap(work, bound))
+        work.cut_by(work.cap_of(bound))
         new.pop("structuredContent", None)
-        note = "[toolcap: structuredContent not sent: nested too deeply to measure]"
-        _send_without(new, note, guide)
+        _send_without(new, _DEEP, guide)
+
+
+_DEEP = "[toolcap: structuredContent not sent: nested too deeply to measure]"
+#: The widest size ``human_size`` writes below 1024 GB: a kept part is never wider.
+_WIDEST_SIZE = "1023.9 KB"
+
+
+def _cut_note(size: int, kept: str, bound: int, reference: str | None) -> str:
+    where = f"; full: {reference}" if reference else ""
+    return (f"[toolcap: structuredContent cut from {human_size(size)} to {kept}, "
+            f"the {human_size(bound)} limit{where}]")
 
 
 def _bound(work: Bounder, new: dict[str, Any], structured: Any, guide: Node | None,
-           bound: int, early: Early | None) -> None:
+           bound: int, early: Early | None, said: bool) -> None:
     raw = RAW_STRINGS.get()
     original: bytes | None = None
     if early is not None:
@@ -152,8 +225,7 @@ def _bound(work: Bounder, new: dict[str, Any], structured: Any, guide: Node | No
         size = json_size(structured, work.measured)
     if size <= bound:
         return
-    text_was_cut = work.changed
-    cap = _cap(work, bound)
+    cap = work.cap_of(bound)
     work.cut_by(cap)
     if original is None:
         original = dumps_utf8(structured)
@@ -171,11 +243,9 @@ def _bound(work: Bounder, new: dict[str, Any], structured: Any, guide: Node | No
                                          tried=work.spill_on, limit_name="limit"), guide)
         return
     new["structuredContent"] = json.loads(found)
-    if text_was_cut:
-        return  # the text blocks carry their own marker
-    where = f"; full: {reference}" if reference else ""
-    note = (f"[toolcap: structuredContent cut from {human_size(size)} to "
-            f"{human_size(len(found.encode('utf-8')))}, the {human_size(bound)} limit{where}]")
+    if not said:
+        return  # the text blocks' marker, or a medium's note, says the result was cut
+    note = _cut_note(size, human_size(len(found.encode("utf-8"))), bound, reference)
     new["content"] = [*new["content"], {"type": "text", "text": note}]
 
 
@@ -190,13 +260,6 @@ def _send_without(new: dict[str, Any], note: str, guide: Node | None) -> None:
         note += _SCHEMA_UNMET
         new["isError"] = True
     new["content"] = [*new["content"], {"type": "text", "text": note}]
-
-
-def _cap(work: Bounder, bound: int) -> str:
-    """The name of the limit that ``bound`` is."""
-    if bound == work.policy.for_tool(work.tool).size_threshold:
-        return "size_threshold"
-    return "wire_budget" if bound == work.wire_budget else "batch_ceiling"
 
 
 def _cut(work: Bounder, structured: Any, original: bytes, bound: int, reference: str | None,

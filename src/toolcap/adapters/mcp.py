@@ -10,6 +10,9 @@ One implementation for the library and the proxy. The rules:
   media threshold is stored whole and replaced by a short text block naming
   its artifact, its type and its size.
 * ``resource_link`` blocks, and block types this code does not know, pass.
+* The limit bounds every text the model reads together: the notes standing for
+  stored media and for a ``structuredContent`` over the limit are known before
+  the text is cut, which leaves them room (:meth:`Bounder.reserve`).
 * ``structuredContent`` is bounded on its own to the same limit, cut by
   structure (guided by the tool's ``outputSchema`` when one is given, so that
   it still validates; :mod:`toolcap.adapters._mcpstructured`).
@@ -36,12 +39,13 @@ from urllib.parse import urlsplit
 
 from .._finalize import Policy
 from ..core._default import DEFAULT, Default
+from ..core._json import json_size
 from ..core._media import resource_media
 from ..core._schemaguide import guide_for
 from ._mcpbound import REMOVED, Bounder, Slot, block_slots, overhead, result_limit
 from ._mcpprompt import cut_messages, merges_messages
 from ._mcprecord import PAYLOAD_FIELDS, bounded_upstream, upstream_record, with_record
-from ._mcpstructured import bound_structured, store_early
+from ._mcpstructured import bound_structured, reserve_note, store_early
 
 __all__ = [
     "BoundedResult",
@@ -154,12 +158,16 @@ def bound_call_tool_result_dict(
     if work is None:
         return BoundedResult(result, False, ())
     blocks: list[Any] = list(content)
-    early = store_early(work, result.get("structuredContent"))  # stored while the text is cut
-    work.share(block_slots(work, blocks), bool(result.get("isError")))
+    structured = result.get("structuredContent")
+    early = store_early(work, structured)  # stored while the text is cut
+    slots = block_slots(work, blocks)
+    guide = guide_for(output_schema) if output_schema is not None and structured is not None \
+        else None
+    room = reserve_note(work, structured, guide, slots, early)  # the text leaves it room
+    work.share(slots, bool(result.get("isError")))
     new = {**result, "content": [block for block in blocks if block is not REMOVED]}
-    if result.get("structuredContent") is not None:
-        guide = guide_for(output_schema) if output_schema is not None else None
-        bound_structured(work, new, result["structuredContent"], guide, early)
+    if structured is not None:
+        bound_structured(work, new, structured, guide, early, room)
     return _finish(work, result, new, "tools/call")
 
 
@@ -246,6 +254,7 @@ def bound_read_resource_result_dict(
             if text is not None:
                 plain = {k: v for k, v in entry.items() if k not in ("blob", "mimeType")}
                 entries[index] = {**plain, "mimeType": "text/plain", "text": text}
+                work.reserve(text, json_size(entries[index]))
     work.share(slots, False)
     new = {**result, "contents": [entry for entry in entries if entry is not REMOVED]}
     return _finish(work, result, new, "resources/read")
