@@ -34,6 +34,7 @@ class _Session:
 
     def __init__(self, replies: list[_Response] | None = None) -> None:
         self.delivered: list[bytes] = []
+        self.answered: list[list[Any] | None] = []  # the ids each was found to answer
         self.failed: list[tuple[list[Any], str]] = []
         self.opened: list[tuple[str, dict[str, str]]] = []
         self._replies = replies or []
@@ -50,8 +51,10 @@ class _Session:
         self.opened.append((method, headers))
         return self._replies.pop(0)
 
-    def deliver(self, holder: list[bytes], initialize: bool) -> None:
+    def deliver(self, holder: list[bytes], initialize: bool,
+                answered: list[Any] | None = None) -> None:
         self.delivered.append(holder.pop())
+        self.answered.append(answered)
 
     def fail(self, ids: list[Any], text: str) -> None:
         self.failed.append((list(ids), text))
@@ -75,6 +78,7 @@ def test_events_are_delivered_in_order_and_their_answers_leave_the_waiting_list(
     reader = asyncio.run(read_events(session, response, waiting, False))
 
     assert [json.loads(m) for m in session.delivered] == [progress, answer]
+    assert session.answered == [[], [7]]  # found once, passed on: not parsed again
     assert waiting == []
     assert reader.last_id == "0"
 

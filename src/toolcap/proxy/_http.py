@@ -234,6 +234,8 @@ class HttpUpstream:
                 task = asyncio.get_running_loop().create_task(self._exchange(line, ids, routing))
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
+                if routing.get("mcp-method") == "tools/list":
+                    self._listings.settle_when_done(task, ids)
                 if len(ids) == 1 and wants_result_type(params) and isinstance(ids[0], (str, int)):
                     self._cancel_by_close.track(ids[0], task)
             else:
@@ -300,13 +302,13 @@ class HttpUpstream:
                 holder = [bytes(body)]
                 del body
                 remaining = list(waiting)
-                strike_answered(remaining, holder[0])
+                answered = strike_answered(remaining, holder[0])
                 if len(remaining) == len(waiting):
                     # Passed on, it would leave the client waiting for an answer forever.
                     self.fail(waiting, f"{self.url} answered with JSON that answers no "
                                        "request it was sent")
                     return
-                handled = self.deliver(holder, initialize)
+                handled = self.deliver(holder, initialize, answered)
                 waiting[:] = remaining  # delivered: a failure from here on is no answer
                 if handled is not None:
                     await handled
@@ -348,13 +350,19 @@ class HttpUpstream:
 
     # -- delivering (also for _httpevents) ---------------------------------------
 
-    def deliver(self, holder: list[bytes], initialize: bool) -> Awaitable[None] | None:
-        """Pass one message (the only item of ``holder``) to the relay; of the answer to
-        initialize, keep the revision chosen, for the header of every later request.
-        What it returns, if anything, is awaited before reading on."""
+    def deliver(self, holder: list[bytes], initialize: bool,
+                answered: list[Any] | None = None) -> Awaitable[None] | None:
+        """As :meth:`~toolcap.proxy._httpevents.EventSession.deliver` says; of the
+        answer to initialize, keep the revision chosen, for every later request."""
         if initialize:
             self._version = negotiated_revision(holder[0]) or self._version
-        self._listings.learn(holder)  # a tools/list answer: what its tools mirror in headers
+        if self._listings.answers(holder[0], answered):  # what its tools mirror in headers
+            if self._shared is not None and len(holder[0]) > Handoff.INLINE_MAX:
+                return self._listings.learn_aside(holder, self._hand_on)
+            self._listings.learn(holder)
+        return self._hand_on(holder)
+
+    def _hand_on(self, holder: list[bytes]) -> Awaitable[None] | None:
         # The relay takes lines read into a bytearray too; it only pops this one.
         if self._shared is not None:
             handled = self._shared.hand_on(cast("list[bytes | bytearray]", holder))

@@ -47,22 +47,28 @@ class EventSession(Protocol):
                    idle: bool = False) -> Any:
         """Send a request; its response, whose body is read as it is iterated."""
 
-    def deliver(self, holder: list[bytes], initialize: bool) -> Awaitable[None] | None:
-        """Pass one message (the only item of ``holder``) on to the relay; what it
-        returns, if anything, is awaited before reading on."""
+    def deliver(self, holder: list[bytes], initialize: bool,
+                answered: list[Any] | None = None) -> Awaitable[None] | None:
+        """Pass one message (the only item of ``holder``; ``answered``: the ids it
+        answers, if known) on to the relay; what it returns, if anything, is awaited
+        before reading on."""
 
     def fail(self, ids: list[Any], text: str) -> None:
         """Answer each request of ``ids`` with the error ``text``."""
 
 
-def strike_answered(waiting: list[Any], message: bytes) -> None:
-    """Remove from ``waiting`` the ids of the requests ``message`` answers."""
-    if waiting:
-        for answered in answered_ids(message):
-            if answered in waiting:
-                waiting.remove(answered)
-            elif answered is None and len(waiting) == 1:
-                waiting.clear()  # an answer whose id is too deep to find
+def strike_answered(waiting: list[Any], message: bytes) -> list[Any] | None:
+    """Remove from ``waiting`` the ids of the requests ``message`` answers; those ids
+    (None: not looked for, nothing was waiting)."""
+    if not waiting:
+        return None
+    found = answered_ids(message)
+    for answered in found:
+        if answered in waiting:
+            waiting.remove(answered)
+        elif answered is None and len(waiting) == 1:
+            waiting.clear()  # an answer whose id is too deep to find
+    return found
 
 
 async def read_events(
@@ -83,8 +89,9 @@ async def read_events(
                 if not holder[0]:
                     continue  # a priming event: an id to resume from, no message
                 remaining = list(waiting)
-                strike_answered(remaining, holder[0])  # before the relay takes the message
-                handled = session.deliver(holder, initialize)
+                # Before the relay takes the message; the ids found are passed on.
+                answered = strike_answered(remaining, holder[0])
+                handled = session.deliver(holder, initialize, answered)
                 waiting[:] = remaining  # delivered: a failure from here on is no answer
                 if handled is not None:
                     await handled  # read on once it is handled: one message held at a time
