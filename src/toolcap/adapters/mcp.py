@@ -297,7 +297,7 @@ def bound_get_prompt_result_dict(
         whole = [{**message, "content": block} if isinstance(message, dict)
                  and block is not message.get("content") else message
                  for message, block in zip(messages, blocks, strict=True)]
-        sent = cut_messages(work, whole, slots, limit)
+        sent = cut_messages(work, whole, slots, limit, messages)
         if sent is not None:
             return _finish(work, result, {**result, "messages": sent}, "prompts/get")
     work.share(slots, False)
