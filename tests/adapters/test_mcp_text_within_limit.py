@@ -32,7 +32,7 @@ KB = 1024
 MEDIA_THRESHOLD = 2 * KB
 # A note standing for a medium, or for structuredContent, as toolcap writes them.
 NOTE = re.compile(r"\[(image|audio|embedded resource|resource|structuredContent)\b.* not sent: "
-                  r"|\[toolcap: structuredContent ", re.DOTALL)
+                  r"|\[toolcap: structuredContent |\[toolcap: \d+ more media ", re.DOTALL)
 
 texts = st.one_of(large_text(max_bytes=9000), st.text(alphabet=tricky_character, max_size=80))
 uris = st.text(alphabet=tricky_character, max_size=40).map(lambda tail: "file:///" + tail)
@@ -223,3 +223,59 @@ def test_a_cut_structured_content_line_has_room_when_the_text_is_within_the_limi
         policy(KB), tool="t").result
     (block,) = large["content"]
     assert "[toolcap: output truncated" in block["text"]
+
+
+def test_media_notes_too_many_for_the_limit_fold_into_one_naming_them_all() -> None:
+    store = MemoryStore()
+    config = Config(media_threshold=MEDIA_THRESHOLD, tools={"*": {"size_threshold": KB}})
+    images = [{"type": "image", "data": payload(3 * MEDIA_THRESHOLD + i), "mimeType": "image/png"}
+              for i in range(30)]
+    content = [{"type": "text", "text": "x" * 5000}, *images]
+    for bound in (bound_call_tool_result_dict,):
+        bounded = bound({"content": content}, Policy(config, sink=store, notices=False),
+                        tool="t")
+        sent = bounded.result["content"]
+        assert utf8_total(sent) <= KB
+        assert "[toolcap: output truncated" in sent[0]["text"]
+        fold = sent[-1]["text"]
+        assert re.fullmatch(r"\[toolcap: \d+ more media not sent: over the 2.0 KB media limit; "
+                            r"their notes: toolcap:[0-9a-f]{32}\]", fold)
+        # Every image is named: by its own note, or by a line of the folded notes.
+        listing = store.read_bytes(fold.split("their notes: ")[1][:-1]).decode()
+        named = [b["text"] for b in sent[1:-1]] + listing.splitlines()
+        assert len(named) == 30 and all(n.startswith("[image image/png of ") for n in named)
+        for note in named:
+            (ref,) = re.findall(r"toolcap:[0-9a-f]{32}", note)
+            assert store.read_bytes(ref).startswith(b"\x89PNG")
+
+
+def test_folded_notes_of_a_resource_and_a_prompt_stay_within_the_limit() -> None:
+    given_policy = policy(KB)
+    blobs = [{"uri": f"file:///{i}", "mimeType": "application/octet-stream",
+              "blob": payload(3 * MEDIA_THRESHOLD)} for i in range(30)]
+    read = bound_read_resource_result_dict({"contents": blobs}, given_policy, uri="file:///x")
+    assert len("\n".join(e["text"] for e in read.result["contents"]).encode()) <= KB
+    image = {"type": "image", "data": payload(3 * MEDIA_THRESHOLD), "mimeType": "image/png"}
+    messages = [{"role": "user", "content": {"type": "text", "text": "y" * 3000}}] + [
+        {"role": "assistant", "content": image} for _ in range(30)]
+    got = bound_get_prompt_result_dict({"messages": messages}, given_policy, name="p")
+    assert utf8_total([m["content"] for m in got.result["messages"]]) <= KB
+
+
+@settings(deadline=None, max_examples=40, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(content=st.lists(blocks(), min_size=10, max_size=50), threshold=st.integers(KB, 3 * KB),
+       wire=wires, structured=structured)
+def test_many_media_notes_and_their_fold_fit_the_limit_with_the_text(
+    content: list[dict[str, Any]], threshold: int, wire: int | None,
+    structured: dict[str, Any] | None,
+) -> None:
+    result: dict[str, Any] = {"content": content}
+    if structured is not None:
+        result["structuredContent"] = structured
+    given_policy = policy(threshold)
+    bounded = bound_call_tool_result_dict(result, given_policy, tool="t", wire_budget=wire)
+    if bounded.changed:
+        sent = [t for t in map(block_text, bounded.result["content"]) if t is not None]
+        original = [t for t in map(block_text, content) if t is not None]
+        assert_within(sent, original, result_limit(given_policy, "t", wire))

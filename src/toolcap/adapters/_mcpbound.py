@@ -90,6 +90,9 @@ class Bounder:
         #: each, and JSON bytes of their blocks with the comma before each.
         self.reserved = 0
         self.reserved_wire = 0
+        #: The notes that replaced media, not yet given room (``_mcpfold.Noted``): the
+        #: list holding each, its index, the JSON bytes around it.
+        self.noted: list[tuple[list[Any], int, int]] = []
 
     def reserve(self, note: str, block_bytes: int) -> None:
         """Keep room for ``note``, a text the result carries beside its text blocks in a
@@ -324,7 +327,8 @@ def overhead(obj: dict[str, Any], key: str) -> int:
 
 def block_slots(work: Bounder, blocks: list[Any], envelopes: list[int] | None = None) -> list[Slot]:
     """The text slots of content ``blocks`` (changed in place as they are bounded);
-    media over the threshold are replaced by their note here.
+    media over the threshold are replaced by their note here (in ``work.noted``, to
+    be given room: :func:`toolcap.adapters._mcpfold.keep_all_notes`).
 
     ``envelopes[i]``: JSON bytes around block ``i`` that are not the block's own
     (a prompt message's ``role``), counted against the wire budget with it.
@@ -341,7 +345,7 @@ def block_slots(work: Bounder, blocks: list[Any], envelopes: list[int] | None = 
             note = work.replace_media(media_of(block))
             if note is not None:
                 blocks[index] = {"type": "text", "text": note}
-                work.reserve(note, json_size(blocks[index]) + around)
+                work.noted.append((blocks, index, around))
             elif kind == "resource" and isinstance(block["resource"].get("text"), str):
                 # An embedded text under the media threshold is text like any other.
                 resource = block["resource"]

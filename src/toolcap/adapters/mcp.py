@@ -39,10 +39,10 @@ from urllib.parse import urlsplit
 
 from .._finalize import Policy
 from ..core._default import DEFAULT, Default
-from ..core._json import json_size
 from ..core._media import resource_media
 from ..core._schemaguide import guide_for
 from ._mcpbound import REMOVED, Bounder, Slot, block_slots, overhead, result_limit
+from ._mcpfold import keep_all_notes
 from ._mcpprompt import cut_messages, merges_messages
 from ._mcprecord import PAYLOAD_FIELDS, bounded_upstream, upstream_record, with_record
 from ._mcpstructured import bound_structured, reserve_note, store_early
@@ -161,6 +161,7 @@ def bound_call_tool_result_dict(
     structured = result.get("structuredContent")
     early = store_early(work, structured)  # stored while the text is cut
     slots = block_slots(work, blocks)
+    keep_all_notes(work, bool(slots))
     guide = guide_for(output_schema) if output_schema is not None and structured is not None \
         else None
     room = reserve_note(work, structured, guide, slots, early)  # the text leaves it room
@@ -254,7 +255,8 @@ def bound_read_resource_result_dict(
             if text is not None:
                 plain = {k: v for k, v in entry.items() if k not in ("blob", "mimeType")}
                 entries[index] = {**plain, "mimeType": "text/plain", "text": text}
-                work.reserve(text, json_size(entries[index]))
+                work.noted.append((entries, index, 0))
+    keep_all_notes(work, bool(slots))
     work.share(slots, False)
     new = {**result, "contents": [entry for entry in entries if entry is not REMOVED]}
     return _finish(work, result, new, "resources/read")
@@ -292,12 +294,15 @@ def bound_get_prompt_result_dict(
         blocks.append(content)
         envelopes.append(overhead(message, "content") if isinstance(content, dict) else 0)
     slots = block_slots(work, blocks, envelopes)
+    keep_all_notes(work, bool(slots))
     limit = result_limit(policy, tool, wire_budget)
     if limit is not None and merges_messages(work, slots, limit):
+        pairs = [(message, block) for message, block in zip(messages, blocks, strict=True)
+                 if block is not REMOVED]  # a message of a folded media note goes
         whole = [{**message, "content": block} if isinstance(message, dict)
                  and block is not message.get("content") else message
-                 for message, block in zip(messages, blocks, strict=True)]
-        sent = cut_messages(work, whole, slots, limit, messages)
+                 for message, block in pairs]
+        sent = cut_messages(work, whole, slots, limit, [message for message, _ in pairs])
         if sent is not None:
             return _finish(work, result, {**result, "messages": sent}, "prompts/get")
     work.share(slots, False)
