@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -220,11 +221,17 @@ def main() -> None:
         help="proxy --listen over HTTP against the upstream over HTTP, and 50 sessions at once",
     )
     args = parser.parse_args()
+    store = tempfile.mkdtemp(prefix="toolcap-bench-store-")
+    try:
+        run(args, store)
+    finally:
+        shutil.rmtree(store, ignore_errors=True)  # a run stores about 700 MB
+
+
+def run(args: argparse.Namespace, store: str) -> None:
     big_sizes = [(text.strip(), parse_size(text)) for text in args.big_sizes.split(",")]
     n_small = 200 if args.quick else 300
     n_big = 3 if args.quick else 5
-
-    store = tempfile.mkdtemp(prefix="toolcap-bench-store-")
     env = dict(os.environ, TOOLCAP_ARTIFACTS=store)
     config = Path(store) / "toolcap.toml"
     config.write_text('[tools."*"]\nsize_threshold = "32KB"\n')
