@@ -4,6 +4,7 @@ undone byte for byte, whatever the servers and the layout."""
 from __future__ import annotations
 
 import json
+import string
 from typing import Any
 
 import pytest
@@ -66,10 +67,14 @@ def test_hostile_nesting_is_an_error_not_a_crash() -> None:
 names = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), min_size=1,
                 max_size=10)
 words = st.text(st.characters(codec="utf-8"), max_size=12)
-# Names an HTTP header may have, and near misses that map to one variable name.
+# Names an HTTP header may have (RFC 9110 tokens), near misses that map to one variable
+# name among them; and the values a header may hold (printable ASCII and tabs).
 header_names = st.sampled_from(["Authorization", "X-Api-Key", "X_API_KEY", "x-api-key",
-                                "TOOLCAP_HEADER_X_API_KEY", "Ключ"]) | st.text(
-    st.characters(codec="ascii", exclude_characters="=:\x00"), min_size=1, max_size=12)
+                                "TOOLCAP_HEADER_X_API_KEY"]) | st.text(
+    st.sampled_from(string.ascii_letters + string.digits + "!#$%&'*+-.^_`|~"),
+    min_size=1, max_size=12)
+header_values = st.text(st.characters(min_codepoint=32, max_codepoint=126) | st.just("\t"),
+                        max_size=12)
 stdio_entries = st.fixed_dictionaries(
     {"command": words},
     optional={"args": st.lists(words, max_size=4), "env": st.dictionaries(words, words,
@@ -79,7 +84,7 @@ stdio_entries = st.fixed_dictionaries(
 http_entries = st.sampled_from(["url", "serverUrl", "httpUrl"]).flatmap(
     lambda url_key: st.fixed_dictionaries(
         {url_key: words},
-        optional={"headers": st.dictionaries(header_names, words, max_size=3),
+        optional={"headers": st.dictionaries(header_names, header_values, max_size=3),
                   "env": st.dictionaries(words, words, max_size=2),
                   "type": st.just("http"), "timeout": st.integers(0, 10**6)},
     )
@@ -166,3 +171,17 @@ def test_an_entry_only_laid_out_again_by_the_client_is_undone() -> None:
 def test_an_empty_or_missing_server_list_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="no servers to wrap"):
         wrap_text('{"servers": {}}', "f.json", TOOLCAP)
+
+
+def test_an_entry_whose_headers_no_request_can_carry_is_skipped_and_kept() -> None:
+    text = json.dumps({"mcpServers": {
+        "accented": {"url": "https://x/mcp", "headers": {"Authorization": "Bearer t\u00f6ken"}},
+        "spaced": {"url": "https://x/mcp", "headers": {"X Key": "v"}},
+        "fine": {"url": "https://x/mcp", "headers": {"X-Key": "v\tw"}},
+    }})
+    change = wrap_text(text, "f.json", TOOLCAP)
+    assert change.done == ["fine"]
+    reasons = dict(change.skipped)
+    assert "the value of Authorization holds a character" in reasons["accented"]
+    assert "t\u00f6ken" not in reasons["accented"]  # a value may be a secret: never quoted
+    assert "its name 'X Key' holds a character" in reasons["spaced"]

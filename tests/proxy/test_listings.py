@@ -15,6 +15,8 @@ import pytest
 from toolcap.proxy._handoff import Handoff
 from toolcap.proxy._listings import ToolListings
 
+from .proxy_helpers import StubHandler, loopback_http
+
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}
 BAD = {"type": "object", "properties": {"a": {"type": "object", "x-mcp-header": "A"}}}
 
@@ -107,3 +109,37 @@ def test_the_upstream_learns_small_answers_inline_and_big_ones_aside(padding: in
     got, aside = asyncio.run(run())
     assert got == [["good"]]
     assert aside == (padding > 0)
+
+
+class _RefusesWithBigError(StubHandler):
+    """Answers every POST with HTTP 400 and the server's own JSON-RPC error, over the
+    size that is learnt aside."""
+
+    def do_POST(self) -> None:
+        request = self.message()
+        error = {"code": -32602, "message": "no", "data": "d" * (2 * Handoff.INLINE_MAX)}
+        body = json.dumps({"jsonrpc": "2.0", "id": request["id"], "error": error}).encode()
+        self.answer(400, body, "application/json")
+
+
+def test_a_big_error_answer_to_a_list_request_reaches_the_client() -> None:
+    from toolcap.proxy._http import HttpUpstream
+    from toolcap.proxy._rawhttp import RawClient
+
+    async def run() -> list[dict[str, Any]]:
+        with loopback_http(_RefusesWithBigError) as port:
+            url = f"http://127.0.0.1:{port}/mcp"
+            upstream = HttpUpstream(url, {})
+            upstream.use_loop(asyncio.get_running_loop(), lambda size: True)
+            upstream._client = RawClient(url, {}, 5.0, 5.0)
+            got: list[dict[str, Any]] = []
+            assert upstream._shared is not None
+            upstream._shared.on_line = lambda holder: got.append(json.loads(holder.pop()))
+            request = list_request(3)
+            routing = upstream._listings.routing(request, [3])
+            await upstream._exchange(json.dumps(request).encode(), [3], routing)
+            await upstream._client.aclose()
+            return got
+
+    got = asyncio.run(run())
+    assert [(answer["id"], answer["error"]["code"]) for answer in got] == [(3, -32602)]

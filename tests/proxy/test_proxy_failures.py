@@ -234,9 +234,18 @@ def test_no_process_of_a_wrapped_upstream_outlives_the_proxy(
          "--header-env Authorization=TOOLCAP_TEST_UNSET_VARIABLE: the environment variable "
          "TOOLCAP_TEST_UNSET_VARIABLE is not set"),
         (["--header-env", "Authorization=TOOLCAP_TEST_TWO_LINES"],
-         "the value of TOOLCAP_TEST_TWO_LINES has a line break"),
+         "the value of Authorization holds a character no header value may"),
+        (["--header-env", "Authorization=TOOLCAP_TEST_NOT_ASCII"],
+         "--header-env Authorization=TOOLCAP_TEST_NOT_ASCII (from TOOLCAP_TEST_NOT_ASCII): "
+         "the value of Authorization holds a character no header value may"),
+        (["--header", "Authorization: Bearer t\u00f6ken"],
+         "the value of Authorization holds a character no header value may"),
+        (["--header-env", "X Key=TOOLCAP_TEST_TOKEN"], "its name 'X Key' holds a character"),
+        (["--header", "X\u00e9: 1"], "its name 'X\u00e9' holds a character"),
         (["--header", "Authorization: x", "--header-env", "Authorization=TOOLCAP_TEST_TOKEN"],
          "the header 'Authorization' is given twice"),
+        (["--header", "authorization: x", "--header-env", "Authorization=TOOLCAP_TEST_TOKEN"],
+         "the header 'Authorization' is given twice (--header and --header-env"),
     ],
 )
 def test_a_bad_or_unset_header_env_is_a_one_line_usage_error(
@@ -244,9 +253,10 @@ def test_a_bad_or_unset_header_env_is_a_one_line_usage_error(
 ) -> None:
     argv = args if "--" in args else ["--url", "http://127.0.0.1:9/mcp", *args]
     environment = {**env, "TOOLCAP_TEST_TWO_LINES": "Bearer a\r\nX-Evil: 1",
-                   "TOOLCAP_TEST_TOKEN": "Bearer t"}
+                   "TOOLCAP_TEST_TOKEN": "Bearer t", "TOOLCAP_TEST_NOT_ASCII": "Bearer t\u00f6ken"}
     done = subprocess.run(proxy_argv(*argv), stdin=subprocess.DEVNULL, capture_output=True,
                           env=environment, timeout=60)
     assert done.returncode == 2
     lines = done.stderr.decode().strip().splitlines()
     assert len(lines) == 1 and message in lines[0], lines
+    assert "t\u00f6ken" not in lines[0] and "X-Evil" not in lines[0]  # a value is never echoed

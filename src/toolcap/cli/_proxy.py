@@ -7,6 +7,7 @@ import dataclasses
 import os
 from typing import Any
 
+from ..core._headers import header_problem
 from ..core._sizes import parse_limit
 from ._common import CommandError, add_config_options, load_cli_config
 
@@ -150,28 +151,33 @@ def _headers(values: list[str], from_env: list[str]) -> dict[str, str]:
     the environment variable VAR: a secret in an argument is visible to every local user
     in ``ps``, one in the environment only to its owner)."""
     headers: dict[str, str] = {}
+    given: dict[str, str] = {}  # lower-cased name -> the option that gave it
+
+    def add(name: str, value: str, option: str, where: str) -> None:
+        if (problem := header_problem(name, value)) is not None:
+            raise CommandError(f"{option} {where}: {problem}")
+        if (first := given.get(name.lower())) is not None:
+            raise CommandError(f"the header {name!r} is given twice ({first} and {option}; "
+                               "header names are case-insensitive)")
+        given[name.lower()] = option
+        headers[name] = value
+
     for value in values:
         key, sep, rest = value.partition(":")
         if not sep or not key.strip():
             raise CommandError(f"--header must look like 'Name: value', got {value!r}")
-        headers[key.strip()] = rest.strip()
+        add(key.strip(), rest.strip(), "--header", key.strip())
     for value in from_env:
         # A header's name has neither '=' nor ':' (RFC 9110 token): the first '=' splits.
         key, sep, var = (part.strip() for part in value.partition("="))
         if not sep or not key or not var or ":" in key:
             raise CommandError(f"--header-env must look like 'Name=VARIABLE' (the header's "
                                f"value read from the environment variable), got {value!r}")
-        if key in headers:
-            raise CommandError(f"the header {key!r} is given twice (--header and --header-env)")
         found = os.environ.get(var)
         if found is None:
             raise CommandError(f"--header-env {value}: the environment variable {var} is not "
                                "set (set it to the header's value, e.g. 'Bearer TOKEN')")
-        found = found.strip()
-        if any(char in found for char in "\r\n\0"):
-            raise CommandError(f"--header-env {value}: the value of {var} has a line break or "
-                               "a NUL, which no header may hold")
-        headers[key] = found
+        add(key, found.strip(), "--header-env", f"{value} (from {var})")
     return headers
 
 

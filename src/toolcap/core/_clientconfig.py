@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._errors import ConfigError
+from ._headers import header_problem
 from ._jsonspans import JsonSyntaxError, Node, parse_with_spans
 
 __all__ = ["Change", "Server", "find_servers", "is_wrapped", "unwrap_text", "wrap_text"]
@@ -137,8 +138,9 @@ def _why_not(entry: Any, gemini: bool) -> str | None:
         isinstance(value, str) for value in headers.values()
     ):
         return "its headers are not an object of strings"
-    if not all(name and "=" not in name and ":" not in name for name in headers):
-        return "a header name that is empty or holds '=' or ':' (no HTTP header can)"
+    for name, value in headers.items():
+        if (problem := header_problem(name, value)) is not None:
+            return f"a header no HTTP request can carry: {problem}"
     return None
 
 

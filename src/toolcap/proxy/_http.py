@@ -278,7 +278,11 @@ class HttpUpstream:
                 if message is not None:  # the server's own error (invalid params, say)
                     self._report(None)
                     if waiting:
-                        self.deliver([dumps(message)], False)
+                        # Awaited: an answer to a big tools/list is learnt aside, and
+                        # reaches the client only when that is done.
+                        handed = self.deliver([dumps(message)], False)
+                        if handed is not None:
+                            await handed
                 else:
                     self.fail(waiting, text or "")
                 return
@@ -373,9 +377,12 @@ class HttpUpstream:
     def fail(self, ids: list[Any], text: str) -> None:
         """Say ``text`` on stderr (once while it lasts) and answer each request with it."""
         self._report(text)
+        # Our error lists no tools: nothing to learn, but a tools/list it answers is
+        # no longer in flight.
+        self._listings.answers(b"", list(ids))
         for request_id in ids:
             error = {"code": PROXY_ERROR, "message": f"toolcap proxy: {text}"}
-            self.deliver([dumps({"jsonrpc": "2.0", "id": request_id, "error": error})], False)
+            self._hand_on([dumps({"jsonrpc": "2.0", "id": request_id, "error": error})])
         ids.clear()
 
     def _report(self, text: str | None) -> None:
