@@ -127,7 +127,7 @@ class Policy:
         self._sink: ArtifactSink | Default | None = sink
         self.notices = self.config.notices if notices == DEFAULT else bool(notices)
         self._stderr = stderr
-        self._narrowed: tuple[str, ToolPolicy] | None = None
+        self._narrowed: tuple[str, ToolPolicy, Cap] | None = None
         if known_tools is not None:
             for name in self.config.unknown_tools(known_tools):
                 logger.warning("configuration names tool %r, which is not in use", name)
@@ -144,9 +144,11 @@ class Policy:
             return narrowed[1]
         return self.config.for_tool(name)
 
-    def narrowed(self, tool: str, size_threshold: int) -> Policy:
+    def narrowed(self, tool: str, size_threshold: int, *,
+                 cap: Cap = "size_threshold") -> Policy:
         """This policy (the same store, notices and settings) with ``tool``'s
-        ``size_threshold`` at ``size_threshold`` bytes, however small.
+        ``size_threshold`` at ``size_threshold`` bytes, however small; a cut to it is
+        named ``cap`` (the limit it stands for) in the notice and the record.
 
         For a caller that keeps room beside a response's text for lines of its own
         (the notes of an MCP result), so that the text and those lines together stay
@@ -155,7 +157,7 @@ class Policy:
         """
         twin = copy.copy(self)
         twin._sink = self.sink  # opened once, shared: the twin stores where this one does
-        twin._narrowed = (tool, replace(self.for_tool(tool), size_threshold=size_threshold))
+        twin._narrowed = (tool, replace(self.for_tool(tool), size_threshold=size_threshold), cap)
         return twin
 
     @property
@@ -250,9 +252,13 @@ class Policy:
         threshold = work.policy.size_threshold
         if threshold is not None and work.whole_size > threshold:
             self._cut_to(work, threshold, io)
-            work.capped_by = "size_threshold"
+            narrowed = self._narrowed
+            cap: Cap = "size_threshold"
+            if narrowed is not None and narrowed[0] == work.response.tool:
+                cap = narrowed[2]
+            work.capped_by = cap
             if io:
-                self._observe("size_threshold", work, changed=True)
+                self._observe(cap, work, changed=True)
 
     def _apply_ceiling(self, works: list[Work], io: bool, ceiling: Limit) -> None:
         sizes = [work.delivered_size for work in works]

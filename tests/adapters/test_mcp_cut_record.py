@@ -5,8 +5,10 @@ a record."""
 from __future__ import annotations
 
 import base64
+import io
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp_types import GetPromptResult, ImageContent, PromptMessage, TextContent
@@ -60,6 +62,23 @@ def test_a_wire_cut_names_the_wire_budget_as_the_cap() -> None:
     bounded = bound_call_tool_result_dict(text_result(text), policy(), tool="t", wire_budget=2048)
     assert bounded.result["_meta"][CUT_KEY]["cap"] == "wire_budget"
     assert bounded.result["_meta"][CUT_KEY]["limit"] == 2048
+
+
+@pytest.mark.parametrize("notes", ["media", "none"])
+def test_the_notice_names_the_cap_the_record_names(notes: str) -> None:
+    # With media, the text is cut below the batch ceiling to leave the media's note
+    # room: the notice must still name the ceiling, the limit a user would change.
+    stderr = io.StringIO()
+    config = Config.from_mapping({"media_threshold": "2KB", "batch_ceiling": "8KB",
+                                  "tools": {"*": {"size_threshold": "32KB"}}})
+    work = Policy(config, sink=MemoryStore(), notices=True, stderr=stderr)
+    image = {"type": "image", "mimeType": "image/png",
+             "data": base64.b64encode(b"\x89PNG" + b"p" * 5000).decode()}
+    content = [{"type": "text", "text": "x\n" * 4500}, *([image] if notes == "media" else [])]
+    out = bound_call_tool_result_dict({"content": content}, work, tool="t")
+    assert out.result["_meta"][CUT_KEY]["cap"] == "batch_ceiling"
+    assert stderr.getvalue().count("(batch_ceiling)") == 1, stderr.getvalue()
+    assert "(size_threshold)" not in stderr.getvalue()
 
 
 def test_a_result_within_every_limit_has_no_record() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 from .._finalize import FinalizedResponse, Policy, ToolResponse
+from .._notice import Cap
 from .._wire import Source, blocks_fit, fit_wire, held_source
 from ..core._json import block_shares, json_size
 from ..core._marker import SHORT_MARKER, Rendered
@@ -104,7 +105,7 @@ class Bounder:
         """The UTF-8 bytes the seam's caps hold this result's text to, before notes."""
         return result_limit(self.policy, self.tool, None)
 
-    def cap_of(self, bound: int) -> str:
+    def cap_of(self, bound: int) -> Cap:
         """The name of the limit that ``bound`` is."""
         if bound == self.policy.for_tool(self.tool).size_threshold:
             return "size_threshold"
@@ -116,7 +117,8 @@ class Bounder:
         limit = self.text_limit()
         if not self.reserved or limit is None:
             return self.policy
-        return self.policy.narrowed(self.tool, max(len(SHORT_MARKER), limit - self.reserved))
+        return self.policy.narrowed(self.tool, max(len(SHORT_MARKER), limit - self.reserved),
+                                    cap=self.cap_of(limit))
 
     def fits_whole(self, slots: list[Slot]) -> bool:
         """Whether the text of ``slots`` fits whole beside the notes kept room for so
@@ -195,7 +197,7 @@ class Bounder:
         final = policy.finalize([response])[0]
         texts = list(final.parts or originals)
         if final.capped_by is not None:
-            self.cut_by(self._named(final.capped_by, policy))
+            self.cut_by(final.capped_by)
             for reference in final.artifacts or ():
                 self.record(reference)
         if final.merged is not None:  # a collapse made several blocks one
@@ -275,14 +277,6 @@ class Bounder:
         if fit.changed and not any(_STAND_IN in text for text in fit.texts):
             return True, True
         return probe.capped_by is not None or fit.changed, False
-
-    def _named(self, cap: str, policy: Policy) -> str:
-        """The cap the seam reports, named as configured: a threshold narrowed to make
-        room for the notes is the limit it was narrowed from."""
-        limit = self.text_limit()
-        if policy is self.policy or cap != "size_threshold" or limit is None:
-            return cap
-        return self.cap_of(limit)
 
     def sources(self, final: FinalizedResponse, originals: list[str],
                 policy: Policy) -> list[Source]:
