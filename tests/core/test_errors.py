@@ -27,6 +27,7 @@ RAISED_IN = {
     "toolcap.proxy._contracts": ["ToolNameConflict"],
     "toolcap.proxy._upstream": ["UpstreamStartError"],
     "toolcap.proxy._sse": ["EventTooLarge"],
+    "toolcap.proxy._long": ["MessageCutShort"],
 }
 
 

@@ -23,7 +23,9 @@ from proxy.proxy_helpers import (
     RawProxy,
     StubHandler,
     base_env,
+    load_bigserver,
     loopback_http,
+    open_store,
     proxy_argv,
     text_of,
     write_config,
@@ -239,3 +241,48 @@ def test_a_header_given_with_header_env_reaches_the_upstream_and_stays_out_of_ar
     finally:
         raw.close_stdin()
         assert raw.proc.wait(timeout=30) == 0
+
+
+def test_an_answer_over_max_line_size_from_a_real_http_server_is_kept_and_read_back(
+    http_url: str, artifacts: Path, tmp_path: Path
+) -> None:
+    config = write_config(tmp_path / "toolcap.toml", '[tools."*"]\nsize_threshold = "32KB"\n')
+    raw = RawProxy(proxy_argv("--url", http_url, "--max-line-size", "1MB"),
+                   base_env(artifacts, config))
+    try:
+        raw.initialize()
+        answer = raw.request("tools/call", {"name": "big_text", "arguments": {"size": 3_000_000}})
+        text = answer["result"]["content"][0]["text"]
+        assert "over max_line_size (1.0 MB), so it was not read" in text
+        (ref,) = REF.findall(text)
+        # The message as the server sent it, its whole result in it.
+        kept = json.loads(open_store(artifacts).read_bytes(ref))
+        assert kept["id"] == answer["id"]
+        assert kept["result"]["content"][0]["text"] == load_bigserver().numbered_text(
+            3_000_000, "line")
+        back = raw.request("tools/call", {"name": "read_artifact",
+                                          "arguments": {"ref": ref, "offset": 0, "length": 16}})
+        assert back["result"]["content"][0]["text"] == '{"jsonrpc":"2.0"'
+    finally:
+        raw.close_stdin()
+        assert raw.proc.wait(timeout=30) == 0
+
+
+def test_a_listening_proxy_keeps_an_answer_over_max_line_size_from_its_http_upstream(
+    portal: BlockingPortal, http_url: str, artifacts: Path, tmp_path: Path
+) -> None:
+    config = write_config(tmp_path / "toolcap.toml", '[tools."*"]\nsize_threshold = "32KB"\n')
+    args = ["--listen", "127.0.0.1:0", "--url", http_url, "--max-line-size", "1MB"]
+    with Listener(args, base_env(artifacts, config), tmp_path / "stderr.log") as listener, \
+            HttpClient(portal, listener.url) as client:
+        assert client.session is not None
+        portal.call(client.session.list_tools)  # as clients do: big_text's schema is known
+        result = client.call("big_text", {"size": 3_000_000})
+        # A note has no structure: for a tool with an output schema it is an error result.
+        assert result.is_error
+        (text,) = text_of(result)
+        assert "over max_line_size (1.0 MB), so it was not read" in text
+        (ref,) = REF.findall(text)
+        back = client.call("read_artifact", {"ref": ref, "offset": 0, "length": 16})
+        assert text_of(back)[0].startswith('{"jsonrpc":"2.0"')
+        assert text_of(client.call("small", {"text": "after"})) == ["after"]

@@ -320,16 +320,18 @@ class _HugeAnswerHandler(StubHandler):
 
 
 @pytest.mark.parametrize("kind", ["json", "sse"])
-def test_an_answer_over_max_line_size_is_refused_never_held_whole(
+def test_an_initialize_answer_over_max_line_size_is_kept_never_held_and_the_client_told(
     portal: BlockingPortal, env: dict[str, str], tmp_path: Path, kind: str
 ) -> None:
     with loopback_http(_HugeAnswerHandler) as port:
         url = f"http://127.0.0.1:{port}/{kind}/mcp"
         shown, lines = failed_initialize(portal, env, tmp_path, "--url", url,
                                          "--max-line-size", "64KB")
-    assert lines == [f"toolcap proxy: {url} answered with a message over max_line_size "
-                     "(64.0 KB); raise it with --max-line-size"]
-    assert shown == lines[0]
+    (line,) = lines
+    assert line.startswith("toolcap proxy: a message from the upstream server was 1.0 MB, "
+                           "over max_line_size (64.0 KB); the whole message is kept as toolcap:")
+    assert shown.startswith("[toolcap: this response was 1.0 MB, over max_line_size (64.0 KB), "
+                            "so it was not read; the whole message is kept as toolcap:")
 
 
 _NO_ANSWERS = {

@@ -27,6 +27,8 @@ error result (internal):
   is not JSON (nor JSONC), with its line and column.
 * :class:`EventTooLarge` (a ``ValueError``): a message from an HTTP upstream grew past
   ``max_line_size`` before it ended.
+* :class:`MessageCutShort`: a message over ``max_line_size`` whose source (an HTTP
+  answer) ended before it did, so that nothing of it is kept.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ __all__ = [
     "InvalidReferenceError",
     "JSONSpanError",
     "JsonSyntaxError",
+    "MessageCutShort",
     "PlacedError",
     "RepairError",
     "StoreError",
@@ -154,6 +157,10 @@ class WriterClosed(Exception):
 
 class EventTooLarge(ValueError):
     """A message from an HTTP upstream (a body, an event, a line) grew past its bound."""
+
+
+class MessageCutShort(Exception):
+    """The source of a long message ended (a dropped connection) before the message did."""
 
 
 class JSONSpanError(ValueError):

@@ -9,7 +9,7 @@ from typing import Any, Protocol, TypeVar
 
 from ..core._errors import ToolNameConflict
 from ..core._json import dumps as _json_dumps
-from ._io import LongLine
+from ._long import LongMessage
 
 __all__ = [
     "ClientEnds", "ClientReader", "ClientWriter", "Hooks", "OnLine", "OnLongLine",
@@ -20,7 +20,7 @@ log = logging.getLogger("toolcap.proxy")
 T = TypeVar("T")
 #: Takes one message line, as a one-item list it empties (see Upstream.run).
 OnLine = Callable[[list[bytes | bytearray]], None]
-OnLongLine = Callable[[LongLine], None]
+OnLongLine = Callable[[LongMessage], None]
 
 
 def dumps(message: Any) -> bytes:

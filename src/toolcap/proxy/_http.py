@@ -3,9 +3,11 @@
 A lean client of the transport, on an event loop of its own thread (over
 ``_rawhttp``; ``httpx2`` through an HTTP proxy): each message is POSTed as it came,
 and each answer (JSON or SSE events) reaches the relay as the bytes sent, read like
-a stdio line, so memory follows the largest message. Session id, revision, GET
-stream, ``Last-Event-ID`` resumption and DELETE as the transport wants; a failed
-exchange is one stderr line and an error per request, naming the URL."""
+a stdio line, so memory follows the largest message; one over ``max_line_size`` goes
+to the relay's long-line handler as it arrives, as over stdio (``_longhttp``).
+Session id, revision, GET stream, ``Last-Event-ID`` resumption and DELETE as the
+transport wants; a failed exchange is one stderr line and an error per request,
+naming the URL."""
 
 from __future__ import annotations
 
@@ -18,13 +20,13 @@ from collections.abc import Awaitable, Callable
 from typing import Any, cast
 from urllib.parse import urlsplit
 
-from ..core._sizes import human_size
 from ._contracts import OnLine, OnLongLine, dumps, print_error
 from ._handoff import Handoff
 from ._http_errors import describe_transport_error, explain_refusal
-from ._httpevents import listen, read_events, resume, strike_answered
+from ._httpevents import listen, read_events, read_json, resume, strike_answered
 from ._io import WriterClosed
 from ._listings import ToolListings
+from ._longhttp import StreamedMessage
 from ._rawhttp import RawClient, send_request, usable_for
 from ._relay import PROXY_ERROR
 from ._revision import (
@@ -34,7 +36,6 @@ from ._revision import (
     request_headers,
     wants_result_type,
 )
-from ._sse import EventTooLarge
 
 __all__ = ["DEFAULT_TIMEOUT", "HttpUpstream"]
 
@@ -75,6 +76,7 @@ class HttpUpstream:
         self._grace = 2.0
         self._client: Any = None
         self._on_line: OnLine = lambda holder: None
+        self._on_long_line: OnLongLine | None = None
         self._loop_thread: int | None = None  # the thread the event loop runs on
         self._shared: Handoff | None = None  # on a loop of the caller's (use_loop)
         self._ended = threading.Event()
@@ -105,7 +107,7 @@ class HttpUpstream:
             self._client = httpx2.AsyncClient(
                 headers=self.headers, timeout=httpx2.Timeout(connect, read=read)
             )
-        self._on_line = on_line
+        self._on_line, self._on_long_line = on_line, on_long_line
         if self._shared is not None:
             self._shared.on_line = on_line
             self._start_on_shared_loop(on_closed)
@@ -250,6 +252,13 @@ class HttpUpstream:
     def max_event(self) -> int | None:
         return self._max_line
 
+    def long_message(self) -> StreamedMessage:
+        """Start keeping an answer over max_line_size: the relay's long-line handler reads
+        it on a thread of its own as it is fed (see ``_longhttp``)."""
+        message = StreamedMessage(self._max_line or 0, self._timeouts[1])
+        message.start(self._on_long_line)
+        return message
+
     def stream_headers(self) -> dict[str, str]:
         return self._headers(stream_only=True)
 
@@ -295,15 +304,10 @@ class HttpUpstream:
                 return
             kind = response.headers.get("content-type", "").lower()
             if kind.startswith("application/json"):
-                body = bytearray()
-                # Closed here, not by the collector: left open, its closing is a task the
-                # loop may end before (and Python says so on stderr).
-                async with contextlib.aclosing(response.aiter_bytes()) as chunks:
-                    async for chunk in chunks:
-                        body += chunk
-                        if self._max_line is not None and len(body) > self._max_line:
-                            raise EventTooLarge
-                holder = [bytes(body)]
+                body = await read_json(self, response, waiting)
+                if body is None:
+                    return  # over max_line_size: kept and answered as such
+                holder = [body]
                 del body
                 remaining = list(waiting)
                 answered = strike_answered(remaining, holder[0])
@@ -328,11 +332,6 @@ class HttpUpstream:
                                     "neither JSON nor an event stream")
         except httpx2.HTTPError as exc:
             self.fail(waiting, self._why(exc))
-        except EventTooLarge:
-            # Never held whole: the answer is refused, and the call says why and what to do.
-            self.fail(waiting, f"{self.url} answered with a message over max_line_size "
-                                f"({human_size(self._max_line or 0)}); raise it with "
-                                "--max-line-size")
         except Exception as exc:  # whatever a server sends, each request gets an answer
             self.fail(waiting, f"{self.url} sent an answer that could not be read "
                                 f"({type(exc).__name__})")

@@ -5,6 +5,11 @@ one, the stream resumed after its last event (``Last-Event-ID``) when it is cut
 short before its answers, and the session's GET stream kept open for what the
 server starts. What these need of the session (its headers, a request, where a
 message goes, how a request fails) is :class:`EventSession`.
+
+An answer over ``max_line_size`` (a JSON body, :func:`read_json`, or one event) is
+never held: it is fed as it arrives to the relay's long-line handler, the one a
+stdio line that long goes to (``_longhttp``), which keeps it in the store and
+answers its call with a note naming it.
 """
 
 from __future__ import annotations
@@ -15,11 +20,13 @@ import logging
 from collections.abc import Awaitable
 from typing import Any, Protocol
 
+from ..core._sizes import human_size
 from ._long import answered_ids
+from ._longhttp import StreamedMessage
 from ._rawhttp import drain
-from ._sse import SseReader
+from ._sse import EventPart, SseReader
 
-__all__ = ["EventSession", "listen", "read_events", "resume", "strike_answered"]
+__all__ = ["EventSession", "listen", "read_events", "read_json", "resume", "strike_answered"]
 
 # A reply stream cut short is resumed this many times before its requests fail.
 _RESUME_ATTEMPTS = 2
@@ -56,6 +63,9 @@ class EventSession(Protocol):
     def fail(self, ids: list[Any], text: str) -> None:
         """Answer each request of ``ids`` with the error ``text``."""
 
+    def long_message(self) -> StreamedMessage:
+        """Start keeping a message over ``max_event`` (see ``_longhttp``)."""
+
 
 def strike_answered(waiting: list[Any], message: bytes) -> list[Any] | None:
     """Remove from ``waiting`` the ids of the requests ``message`` answers; those ids
@@ -71,36 +81,99 @@ def strike_answered(waiting: list[Any], message: bytes) -> list[Any] | None:
     return found
 
 
+async def _kept(message: StreamedMessage, waiting: list[Any]) -> None:
+    """Once ``message`` is kept (and its call answered), strike the ids it answered."""
+    message.finish()
+    for answered in await message.kept():
+        if answered in waiting:
+            waiting.remove(answered)
+
+
+async def read_json(session: EventSession, response: Any, waiting: list[Any]) -> bytes | None:
+    """The JSON body of ``response``; None when it was over ``max_event``, and kept and
+    answered as such (the requests of ``waiting`` it did not answer fail)."""
+    import httpx2
+
+    limit = session.max_event
+    body = bytearray()
+    long: StreamedMessage | None = None
+    # Closed here, not by the collector: left open, its closing is a task the loop may
+    # end before (and Python says so on stderr).
+    async with contextlib.aclosing(response.aiter_bytes()) as chunks:
+        try:
+            async for chunk in chunks:
+                if long is not None:
+                    await long.put(chunk)
+                elif limit is not None and len(body) + len(chunk) > limit:
+                    long = session.long_message()
+                    await long.put(body)  # handed on, not copied, and let go of here
+                    body = bytearray()
+                    await long.put(chunk)
+                else:
+                    body += chunk
+        except BaseException as exc:
+            if long is None:
+                raise
+            long.finish(cut_short=str(exc) or type(exc).__name__)
+            if not isinstance(exc, httpx2.HTTPError):
+                raise
+            session.fail(waiting, f"{session.url} closed the connection in the middle of an "
+                                  f"answer over max_line_size ({human_size(long.ends.size)} "
+                                  "read); none of it was kept")
+            return None
+    if long is None:
+        return bytes(body)
+    await _kept(long, waiting)
+    if waiting:
+        session.fail(waiting, f"{session.url} answered with a message over max_line_size "
+                              f"({human_size(long.limit)}) whose request could not be told "
+                              "(no id at its start or end); it is kept, see stderr")
+    return None
+
+
 async def read_events(
     session: EventSession, response: Any, waiting: list[Any], initialize: bool, *,
     until_answered: bool = True,
 ) -> SseReader:
     """Deliver the events of ``response`` (removing from ``waiting`` the ids they
     answer) until its end, or, ``until_answered``, until ``waiting`` is empty."""
-    reader = SseReader(session.max_event)
-    async with contextlib.aclosing(response.aiter_bytes()) as chunks:
-        async for chunk in chunks:
-            events = reader.feed(chunk)
-            events.reverse()
-            while events:
-                # The message passes on in a holder of its own, so that the relay
-                # holds its only reference and may let go of it once read.
-                holder = [events.pop().data]
-                if not holder[0]:
-                    continue  # a priming event: an id to resume from, no message
-                remaining = list(waiting)
-                # Before the relay takes the message; the ids found are passed on.
-                answered = strike_answered(remaining, holder[0])
-                handled = session.deliver(holder, initialize, answered)
-                waiting[:] = remaining  # delivered: a failure from here on is no answer
-                if handled is not None:
-                    await handled  # read on once it is handled: one message held at a time
-            if until_answered and not waiting:
-                # The server ends the stream after the answer: read to that end, so
-                # that the connection is kept for the next request, but not for long.
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await drain(chunks, _DRAIN_SECONDS, response)
-                break
+    reader = SseReader(session.max_event, stream_long=True)
+    long: StreamedMessage | None = None  # an event over max_event, being kept
+    try:
+        async with contextlib.aclosing(response.aiter_bytes()) as chunks:
+            async for chunk in chunks:
+                events = reader.feed(chunk)
+                events.reverse()
+                while events:
+                    event = events.pop()
+                    if isinstance(event, EventPart):
+                        long = long or session.long_message()
+                        await long.put(event.data)
+                        if event.last:
+                            message, long = long, None
+                            await _kept(message, waiting)
+                        continue
+                    # The message passes on in a holder of its own, so that the relay
+                    # holds its only reference and may let go of it once read.
+                    holder = [event.data]
+                    if not holder[0]:
+                        continue  # a priming event: an id to resume from, no message
+                    remaining = list(waiting)
+                    # Before the relay takes the message; the ids found are passed on.
+                    answered = strike_answered(remaining, holder[0])
+                    handled = session.deliver(holder, initialize, answered)
+                    waiting[:] = remaining  # delivered: a failure from here on is no answer
+                    if handled is not None:
+                        await handled  # read on once it is handled: one message at a time
+                if until_answered and not waiting:
+                    # The server ends the stream after the answer: read to that end, so
+                    # that the connection is kept for the next request, but not for long.
+                    with contextlib.suppress(asyncio.TimeoutError):
+                        await drain(chunks, _DRAIN_SECONDS, response)
+                    break
+    finally:
+        if long is not None:  # the stream ended inside it: nothing of it is kept
+            long.finish(cut_short="the event stream ended inside the message")
     return reader
 
 

@@ -3,7 +3,10 @@
 A message over ``max_line_size`` is streamed to the artifact store as it is read
 (:func:`keep_long_line`); only its first and last few kilobytes stay in memory,
 to find the id of the request it answers (:func:`ids_at_ends`). The same windows
-serve to answer a call whose response was not valid JSON.
+serve to answer a call whose response was not valid JSON. The message comes from
+a stdio line (``_io.LongLine``) or an HTTP answer (``_longhttp.StreamedMessage``):
+anything with a ``limit`` and ``chunks()`` (:class:`LongMessage`); one whose
+source ends before it does raises :class:`MessageCutShort` and is never kept.
 """
 
 from __future__ import annotations
@@ -12,14 +15,14 @@ import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
+from ..core._errors import MessageCutShort
 from ..core._sizes import human_size
-from ._io import LongLine
 
 __all__ = [
-    "WINDOW", "KeptLine", "answered_ids", "ids_anywhere", "ids_at_ends", "keep_long_line",
-    "response_ids",
+    "WINDOW", "Ends", "KeptLine", "LongMessage", "MessageCutShort", "answered_ids",
+    "ids_anywhere", "ids_at_ends", "keep_long_line", "response_ids",
 ]
 
 #: Bytes kept of each end of a message for finding its id.
@@ -88,6 +91,30 @@ def ids_anywhere(windows: tuple[bytes, bytes]) -> Iterator[Any]:
         yield from _decoded(iter(_ANY_ID.finditer(window)))
 
 
+class LongMessage(Protocol):
+    """A message over ``max_line_size``, read as it arrives, never whole."""
+
+    limit: int
+
+    def chunks(self) -> Iterator[bytes | bytearray]:
+        """Its bytes in order; raises MessageCutShort if its source ended before it did."""
+
+
+@dataclass
+class Ends:
+    """The first and last :data:`WINDOW` bytes of a message read in chunks, and its size."""
+
+    head: bytes = b""
+    tail: bytes = b""
+    size: int = 0
+
+    def add(self, chunk: bytes | bytearray) -> None:
+        self.size += len(chunk)
+        if len(self.head) < WINDOW:
+            self.head += chunk[: WINDOW - len(self.head)]
+        self.tail = (self.tail + chunk[-WINDOW:])[-WINDOW:]
+
+
 @dataclass
 class KeptLine:
     """What became of a long line: its size, its ends, and its reference if it was kept."""
@@ -98,6 +125,7 @@ class KeptLine:
     tail: bytes
     ref: str | None
     reason: str
+    whole: bool = True  # False: its source ended first, and nothing of it was kept
 
     def what(self) -> str:
         return f"{human_size(self.size)}, over max_line_size ({human_size(self.limit)})"
@@ -116,30 +144,33 @@ class KeptLine:
                 f"{self.kept()} (the JSON-RPC message as the server sent it){how}]")
 
 
-def keep_long_line(long_line: LongLine, open_writer: Callable[[], Any]) -> KeptLine:
-    """Read ``long_line`` to its end into a store writer from ``open_writer()``."""
-    head = tail = b""
-    size = 0
+def keep_long_line(long_line: LongMessage, open_writer: Callable[[], Any]) -> KeptLine:
+    """Read ``long_line`` to its end into a store writer from ``open_writer()``; one
+    cut short is dropped from the store (a reference never names part of a message)."""
+    ends = Ends()
     writer: Any = None
     reason = ""
     try:
         writer = open_writer()
     except Exception as exc:  # no store, or it failed: the line is still read to its end
         reason = str(exc) or type(exc).__name__
-    for chunk in long_line.chunks():
-        size += len(chunk)
-        if len(head) < WINDOW:
-            head += chunk[: WINDOW - len(head)]
-        tail = (tail + chunk[-WINDOW:])[-WINDOW:]
+    try:
+        for chunk in long_line.chunks():
+            ends.add(chunk)
+            if writer is not None:
+                try:
+                    writer.write(chunk)
+                except Exception as exc:
+                    reason, writer = str(exc) or type(exc).__name__, None
+    except MessageCutShort as exc:
         if writer is not None:
-            try:
-                writer.write(chunk)
-            except Exception as exc:
-                reason, writer = str(exc) or type(exc).__name__, None
+            writer.abort()
+        return KeptLine(ends.size, long_line.limit, ends.head, ends.tail, None, str(exc),
+                        whole=False)
     ref = None
     if writer is not None:
         try:
             ref = writer.commit()
         except Exception as exc:
             reason = str(exc) or type(exc).__name__
-    return KeptLine(size, long_line.limit, head, tail, ref, reason)
+    return KeptLine(ends.size, long_line.limit, ends.head, ends.tail, ref, reason)

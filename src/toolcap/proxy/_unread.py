@@ -13,8 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ._contracts import Hooks, dumps, print_error
-from ._io import LongLine
-from ._long import ids_anywhere, ids_at_ends, keep_long_line
+from ._long import LongMessage, ids_anywhere, ids_at_ends, keep_long_line
 from ._pending import PendingTable
 from ._revision import text_result
 
@@ -38,10 +37,14 @@ class UnreadMessages:
         self._reply_error = reply_error
         self._to_client = to_client
 
-    def long_line(self, long_line: LongLine) -> None:
+    def long_line(self, long_line: LongMessage) -> None:
         """A message over ``max_line_size``: streamed to the store, never held; its call
-        (found by the id at its start or end) gets a note naming the artifact."""
+        (found by the id at its start or end) gets a note naming the artifact. One cut
+        short (its HTTP answer dropped) is left to its upstream, which fails its call
+        or resumes its stream."""
         kept = keep_long_line(long_line, lambda: self._hooks.open_writer(None))
+        if not kept.whole:
+            return
         line = f"a message from the upstream server was {kept.what()}; {kept.kept()}"
         self._answer(ids_at_ends(kept.head, kept.tail), line,
                      kept.note(self._hooks.read_artifact_name), is_error=False)
