@@ -21,7 +21,8 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from proxy.proxy_helpers import loopback_http  # noqa: E402
-from toolcap.proxy._rawhttp import RawClient, drain, usable_for  # noqa: E402
+from toolcap.proxy._httpclient import drain, usable_for  # noqa: E402
+from toolcap.proxy._rawhttp import RawClient  # noqa: E402
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):

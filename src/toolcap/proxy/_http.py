@@ -23,11 +23,12 @@ from urllib.parse import urlsplit
 from ._contracts import OnLine, OnLongLine, dumps, print_error
 from ._handoff import Handoff
 from ._http_errors import describe_transport_error, explain_refusal
+from ._httpclient import send_request, usable_for
 from ._httpevents import listen, read_events, read_json, resume, strike_answered
 from ._io import WriterClosed
 from ._listings import ToolListings
 from ._longhttp import StreamedMessage
-from ._rawhttp import RawClient, send_request, usable_for
+from ._rawhttp import RawClient
 from ._relay import PROXY_ERROR
 from ._revision import (
     SESSION_HEADER,

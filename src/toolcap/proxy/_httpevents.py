@@ -21,9 +21,9 @@ from collections.abc import Awaitable
 from typing import Any, Protocol
 
 from ..core._sizes import human_size
+from ._httpclient import drain
 from ._long import answered_ids
 from ._longhttp import StreamedMessage
-from ._rawhttp import drain
 from ._sse import EventPart, SseReader
 
 __all__ = ["EventSession", "listen", "read_events", "read_json", "resume", "strike_answered"]

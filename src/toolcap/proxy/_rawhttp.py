@@ -24,7 +24,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-__all__ = ["RawClient", "drain", "send_request", "usable_for"]
+__all__ = ["RawClient", "RawResponse", "header_safe"]
 
 T = TypeVar("T")
 
@@ -36,64 +36,8 @@ _HEX = re.compile(rb"[0-9A-Fa-f]{1,15}")
 _IDLE_KEEP = 8  # idle connections kept open for the next requests
 
 
-def usable_for(url: str, headers: dict[str, str]) -> bool:
-    """Whether this client can reach ``url``: http(s), no HTTP proxy configured for it,
-    and header names and values that cannot break the request apart."""
-    import urllib.request
-
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return False
-    proxies = urllib.request.getproxies()
-    if (proxies.get(parts.scheme) or proxies.get("all")) and not urllib.request.proxy_bypass(
-        parts.hostname
-    ):
-        return False
-    return all(_clean(name) and _clean(value) for name, value in headers.items())
-
-
-async def send_request(client: Any, url: str, method: str, headers: dict[str, str],
-                       body: bytes, read_timeout: float | None) -> Any:
-    """Send a request with a :class:`RawClient` or an ``httpx2.AsyncClient``; its
-    response, read as it is iterated (``read_timeout`` None: wait for ever)."""
-    if isinstance(client, RawClient):
-        return await client.request(method, headers, body, read_timeout)
-    import httpx2
-
-    timeout = client.timeout if read_timeout is not None else httpx2.Timeout(
-        client.timeout.connect, read=None)
-    request = client.build_request(method, url, content=body or None, headers=headers,
-                                   timeout=timeout)
-    return await client.send(request, stream=True)
-
-
-async def drain(chunks: AsyncIterator[bytes], seconds: float, response: Any = None) -> None:
-    """Read a body to its end (so that its connection can serve the next request),
-    for ``seconds`` at most (then it is left unread: asyncio.TimeoutError). ``chunks``
-    of a :class:`RawResponse` (``response``) are read with no timer where they have
-    arrived already, as a small answer's end has."""
-    if isinstance(response, RawResponse):
-        import httpx2
-
-        response.finish_within(seconds)
-        try:
-            await _read_all(chunks)
-        except httpx2.ReadTimeout:
-            raise asyncio.TimeoutError from None
-        return
-    if sys.version_info < (3, 11):
-        await asyncio.wait_for(_read_all(chunks), seconds)
-        return
-    async with asyncio.timeout(seconds):  # a timer, not a task as wait_for makes
-        await _read_all(chunks)
-
-
-async def _read_all(chunks: AsyncIterator[bytes]) -> None:
-    async for _ in chunks:
-        pass
-
-
-def _clean(text: str) -> bool:
+def header_safe(text: str) -> bool:
+    """Whether ``text`` can stand in a request's head: ASCII, no line break, no NUL."""
     return text.isascii() and "\r" not in text and "\n" not in text and "\0" not in text
 
 
@@ -272,7 +216,7 @@ class RawClient:
         """Send a request; the response once its head has arrived (its body is read
         by iterating it). A connection found closed by the server is replaced once."""
         merged = {**self._headers, **headers}
-        if not all(_clean(name) and _clean(value) for name, value in merged.items()):
+        if not all(header_safe(name) and header_safe(value) for name, value in merged.items()):
             import httpx2
 
             raise httpx2.LocalProtocolError("a header with a line break or a non-ASCII byte")
