@@ -84,7 +84,8 @@ stdio_entries = st.fixed_dictionaries(
 http_entries = st.sampled_from(["url", "serverUrl", "httpUrl"]).flatmap(
     lambda url_key: st.fixed_dictionaries(
         {url_key: words},
-        optional={"headers": st.dictionaries(header_names, header_values, max_size=3),
+        optional={"headers": st.dictionaries(header_names, header_values, max_size=3).filter(
+                      lambda headers: len({name.lower() for name in headers}) == len(headers)),
                   "env": st.dictionaries(words, words, max_size=2),
                   "type": st.just("http"), "timeout": st.integers(0, 10**6)},
     )
@@ -178,6 +179,7 @@ def test_an_entry_whose_headers_no_request_can_carry_is_skipped_and_kept() -> No
         "accented": {"url": "https://x/mcp", "headers": {"Authorization": "Bearer t\u00f6ken"}},
         "spaced": {"url": "https://x/mcp", "headers": {"X Key": "v"}},
         "fine": {"url": "https://x/mcp", "headers": {"X-Key": "v\tw"}},
+        "twice": {"url": "https://x/mcp", "headers": {"X-Api-Key": "a", "x-api-key": "b"}},
     }})
     change = wrap_text(text, "f.json", TOOLCAP)
     assert change.done == ["fine"]
@@ -185,3 +187,4 @@ def test_an_entry_whose_headers_no_request_can_carry_is_skipped_and_kept() -> No
     assert "the value of Authorization holds a character" in reasons["accented"]
     assert "t\u00f6ken" not in reasons["accented"]  # a value may be a secret: never quoted
     assert "its name 'X Key' holds a character" in reasons["spaced"]
+    assert "differ only in case" in reasons["twice"]  # the proxy would refuse to start

@@ -99,3 +99,16 @@ def test_a_bad_max_line_size_is_a_one_line_usage_error(env: dict[str, str]) -> N
     assert raw.proc.wait(timeout=30) == 2
     err = raw.stderr_text().strip()
     assert "--max-line-size" in err and len(err.splitlines()) == 1
+
+
+def test_a_long_request_from_the_server_is_not_taken_for_the_answer_to_a_call(
+    env: dict[str, str]
+) -> None:
+    # The server's request carries the id of the client's waiting call: it is kept and
+    # said, and the call still gets its real answer.
+    server = Path(__file__).resolve().parents[1] / "servers" / "long_request_server.py"
+    raw = RawProxy(proxy_argv("--max-line-size", "1MB", "--", sys.executable, str(server)),
+                   env)
+    raw.initialize()
+    answer = call(raw, "anything", {})
+    assert answer["result"]["content"][0]["text"] == "the real answer"  # type: ignore[index]

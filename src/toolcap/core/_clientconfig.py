@@ -141,6 +141,8 @@ def _why_not(entry: Any, gemini: bool) -> str | None:
     for name, value in headers.items():
         if (problem := header_problem(name, value)) is not None:
             return f"a header no HTTP request can carry: {problem}"
+    if len({name.lower() for name in headers}) < len(headers):
+        return "two headers whose names differ only in case (HTTP names are case-insensitive)"
     return None
 
 

@@ -124,7 +124,10 @@ async def read_json(session: EventSession, response: Any, waiting: list[Any]) ->
     if long is None:
         return bytes(body)
     await _kept(long, waiting)
-    if waiting:
+    if waiting and long.cut_short is not None:
+        session.fail(waiting, f"{session.url} answered with a message over max_line_size that "
+                              f"stopped short ({long.cut_short}); none of it was kept")
+    elif waiting:
         session.fail(waiting, f"{session.url} answered with a message over max_line_size "
                               f"({human_size(long.limit)}) whose request could not be told "
                               "(no id at its start or end); it is kept, see stderr")

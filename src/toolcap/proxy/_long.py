@@ -2,7 +2,7 @@
 
 A message over ``max_line_size`` is streamed to the artifact store as it is read
 (:func:`keep_long_line`); only its first and last few kilobytes stay in memory,
-to find the id of the request it answers (:func:`ids_at_ends`). The same windows
+to find the id of the request it answers (:func:`response_ids`). The same windows
 serve to answer a call whose response was not valid JSON. The message comes from
 a stdio line (``_io.LongLine``) or an HTTP answer (``_longhttp.StreamedMessage``):
 anything with a ``limit`` and ``chunks()`` (:class:`LongMessage`); one whose
@@ -22,7 +22,7 @@ from ..core._sizes import human_size
 
 __all__ = [
     "WINDOW", "Ends", "KeptLine", "LongMessage", "MessageCutShort", "answered_ids",
-    "ids_anywhere", "ids_at_ends", "keep_long_line", "response_ids",
+    "ids_anywhere", "keep_long_line", "response_ids",
 ]
 
 #: Bytes kept of each end of a message for finding its id.
@@ -33,10 +33,9 @@ _PARSE_UP_TO = 1 << 16
 
 _ID = rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.){0,200}")'
 _ANY_ID = re.compile(_ID)
-# Where the id of a message stands when it is the first key (after "jsonrpc", if
-# that comes first), or the last (before "jsonrpc", if that comes last): an "id"
-# elsewhere in a message may belong to its content.
-_FIRST_ID = re.compile(rb'\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?' + _ID + rb"\s*,")
+# Where the id of a message stands when it is the last key (before "jsonrpc", if
+# that comes last); the first key is read by _RESPONSE_HEAD. An "id" elsewhere in a
+# message may belong to its content.
 _LAST_ID = re.compile(rb",\s*" + _ID + rb'\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?\}\s*\Z')
 _JSONRPC = rb'(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?'
 # The start of a response: "result" or "error" among its first keys, after its id if first.
@@ -52,11 +51,6 @@ def _decoded(matches: Iterator[re.Match[bytes] | None]) -> Iterator[Any]:
                 yield json.loads(match.group(1))
             except ValueError:
                 continue
-
-
-def ids_at_ends(head: bytes, tail: bytes) -> Iterator[Any]:
-    """The id of a message from its first and last bytes, where the protocol puts it."""
-    return _decoded(iter((_FIRST_ID.match(head), _LAST_ID.search(tail))))
 
 
 def response_ids(head: bytes, tail: bytes) -> list[Any]:

@@ -23,7 +23,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from ._contracts import OnLongLine
-from ._long import Ends, MessageCutShort, ids_at_ends
+from ._long import Ends, MessageCutShort, response_ids
 
 __all__ = ["DEPTH", "StreamedMessage"]
 
@@ -51,6 +51,9 @@ class StreamedMessage:
         self._room = asyncio.Event()
         self._done: Future[None] = Future()
         self._answers = False
+        #: Why the keeping thread saw the message cut short (None: it did not), in which
+        #: case its handler kept nothing and answered no call.
+        self.cut_short: str | None = None
         #: The most chunks ever queued at once (at most DEPTH: what the tests check).
         self.most_queued = 0
 
@@ -60,6 +63,9 @@ class StreamedMessage:
         """Keep the message with ``keep`` (the relay's long-line handler) on a new thread;
         with none, it is read and dropped, and it answers nothing."""
         self._answers = keep is not None
+        # Running, so that a cancelled wait in kept() cannot cancel it: the thread's
+        # set_result would then raise.
+        self._done.set_running_or_notify_cancel()
 
         def run() -> None:
             try:
@@ -69,7 +75,7 @@ class StreamedMessage:
                     for _ in self.chunks():
                         pass
             except MessageCutShort:
-                pass
+                pass  # nothing kept, no call answered (cut_short says why)
             finally:
                 with self._lock:
                     self._gone = True
@@ -104,11 +110,13 @@ class StreamedMessage:
             self._lock.notify()
 
     async def kept(self) -> list[Any]:
-        """Wait for the handler to finish; the ids the message names at its ends."""
+        """Wait for the handler to finish; the id of the request the message answered
+        (and the handler answered with its note): none for a message that is not an
+        answer (a request from the server), or that the handler saw cut short."""
         await asyncio.wrap_future(self._done)
-        if not self._answers:
+        if not self._answers or self.cut_short is not None:
             return []
-        return list(ids_at_ends(self.ends.head, self.ends.tail))
+        return [one for one in response_ids(self.ends.head, self.ends.tail) if one is not None]
 
     # -- the keeping thread's side (a LongMessage) ---------------------------------
 
@@ -121,6 +129,7 @@ class StreamedMessage:
                 if self._queue:
                     chunk = self._queue.popleft()
                 elif self._end:
+                    self.cut_short = self._end  # the handler keeps nothing of it
                     raise MessageCutShort(self._end)
                 else:
                     return

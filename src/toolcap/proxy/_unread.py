@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ._contracts import Hooks, dumps, print_error
-from ._long import LongMessage, ids_anywhere, ids_at_ends, keep_long_line
+from ._long import LongMessage, ids_anywhere, keep_long_line, response_ids
 from ._pending import PendingTable
 from ._revision import text_result
 
@@ -46,7 +46,10 @@ class UnreadMessages:
         if not kept.whole:
             return
         line = f"a message from the upstream server was {kept.what()}; {kept.kept()}"
-        self._answer(ids_at_ends(kept.head, kept.tail), line,
+        # Only an answer answers a call: a long request from the server whose id is a
+        # waiting call's id (their ids are counted apart) must not take its place.
+        ids = [one for one in response_ids(kept.head, kept.tail) if one is not None]
+        self._answer(iter(ids), line,
                      kept.note(self._hooks.read_artifact_name), is_error=False)
 
     def malformed(self, windows: tuple[bytes, bytes], size: int) -> None:
