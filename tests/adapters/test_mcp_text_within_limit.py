@@ -14,6 +14,7 @@ import base64
 import re
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -25,6 +26,7 @@ from toolcap.adapters.mcp import (
     bound_read_resource_result_dict,
     result_limit,
 )
+from toolcap.core._json import json_size
 from toolcap.core._utf8 import sanitize
 from toolcap.store import MemoryStore
 
@@ -279,3 +281,20 @@ def test_many_media_notes_and_their_fold_fit_the_limit_with_the_text(
         sent = [t for t in map(block_text, bounded.result["content"]) if t is not None]
         original = [t for t in map(block_text, content) if t is not None]
         assert_within(sent, original, result_limit(given_policy, "t", wire))
+
+
+@pytest.mark.parametrize(("uri_length", "wire"), [(10, 2 * KB), (400, 4 * KB), (400, 8 * KB)])
+def test_the_fold_note_is_counted_with_the_fields_of_the_block_it_replaces(
+    uri_length: int, wire: int
+) -> None:
+    # The fold note stands where the first folded resource stood, keeping its uri:
+    # the contents' JSON stays within the wire budget however long the uris.
+    config = Config(media_threshold=2 * KB, tools={"*": {"size_threshold": 64 * KB}})
+    policy = Policy(config, sink=MemoryStore(), notices=False)
+    blobs = [{"uri": f"file:///{'u' * uri_length}{i}", "mimeType": "application/octet-stream",
+              "blob": base64.b64encode(b"\x89PNG" + bytes(6 * KB)).decode()} for i in range(30)]
+    out = bound_read_resource_result_dict({"contents": blobs}, policy, uri="file:///x",
+                                          wire_budget=wire)
+    contents = out.result["contents"]
+    assert any("more media not sent" in entry.get("text", "") for entry in contents)
+    assert json_size(contents) <= wire

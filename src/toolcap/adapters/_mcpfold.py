@@ -55,7 +55,12 @@ def keep_notes(work: Bounder, noted: list[Noted], has_text: bool) -> None:
         text_limit = None if text_limit is None else text_limit // 2
         wire = None if wire is None else wire // 2
     widest = _fold_note(work, len(noted), "f" * MAX_REFERENCE_LENGTH)
-    used = (utf8_size(widest) + 1, json_size({"type": "text", "text": widest}) + 1)
+    # The fold note takes the place of the first folded block, keeping that block's
+    # other fields (a resource's uri) and what is around it: which block that is
+    # depends on how many are kept, so the widest of them is counted.
+    fold_block = max(json_size({**container[index], "text": widest}) + around
+                     for container, index, around in noted)
+    used = (utf8_size(widest) + 1, fold_block + 1)
     kept = 0
     while kept < len(noted) and _within(used[0] + sizes[kept][0], used[1] + sizes[kept][1],
                                         text_limit, wire):
