@@ -221,6 +221,17 @@ def test_a_2026_07_28_call_mirrors_its_marked_arguments_in_mcp_param_headers(
             assert text_of(result) == [f"region {region} shard {shard}"]
 
 
+def test_a_2026_07_28_call_made_before_any_listing_reaches_the_sdk_server_with_its_headers(
+    portal: BlockingPortal, http_url: str, artifacts: Path, tmp_path: Path
+) -> None:
+    # No tools/list has passed this proxy (the client listed through another replica,
+    # say): the server refuses the call (HeaderMismatch), the proxy lists and retries.
+    with listening_client(portal, http_url, artifacts, tmp_path, stateless=True) as client:
+        result = client.call("regional", {"region": "ap-south-2", "shard": 4})
+        assert not result.is_error, text_of(result)
+        assert text_of(result) == ["region ap-south-2 shard 4"]
+
+
 def test_a_header_given_with_header_env_reaches_the_upstream_and_stays_out_of_argv(
     http_url: str, artifacts: Path, tmp_path: Path
 ) -> None:

@@ -30,6 +30,7 @@ from ._listings import ToolListings
 from ._longhttp import StreamedMessage
 from ._rawhttp import RawClient
 from ._relay import PROXY_ERROR
+from ._relist import relisted_routing
 from ._revision import (
     SESSION_HEADER,
     StreamCancels,
@@ -269,9 +270,11 @@ class HttpUpstream:
         return request_headers(self._session_id, self._version, routing, stream_only=stream_only)
 
     async def _exchange(
-        self, line: bytes, ids: list[Any], routing: dict[str, str], *, initialize: bool = False
+        self, line: bytes, ids: list[Any], routing: dict[str, str], *, initialize: bool = False,
+        relist: bool = True,
     ) -> None:
-        """POST one message; deliver its answers, or an error for each request it carried."""
+        """POST one message; deliver its answers, or an error for each request it carried
+        (a call refused for its Mcp-Param-* headers: once more, after listing the tools)."""
         import httpx2
 
         waiting = list(ids)
@@ -286,6 +289,11 @@ class HttpUpstream:
             if status >= 300:
                 message, text = await explain_refusal(self.url, response, waiting, in_session)
                 if message is not None:  # the server's own error (invalid params, say)
+                    if relist and (again := await relisted_routing(
+                            message, line, routing, self._listings, self.open, self._headers,
+                            max_answer=self._max_line, seconds=self._timeouts[1])):
+                        await self._exchange(line, ids, again, relist=False)
+                        return
                     self._report(None)
                     if waiting:
                         # Awaited: an answer to a big tools/list is learnt aside, and

@@ -1,0 +1,130 @@
+"""A ``tools/call`` refused for its ``Mcp-Param-*`` headers, listed for and tried once more.
+
+A 2026-07-28 call carries a header for each argument its tool marks with
+``x-mcp-header``, and the proxy knows the marks from the ``tools/list`` answers it
+has passed on. A call made before any listing (a stateless client that listed
+through another replica of a fleet, or before the proxy started) carries none, and
+the server refuses it with ``HeaderMismatch`` (HTTP 400). As the revision asks of a
+client, the proxy then lists the tools itself (every page, within the read
+timeout), learns their marks, and sends the call once more, if that changes its
+headers; otherwise the refusal reaches the client as it came.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import secrets
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ._listings import ToolListings
+from ._revision import answer_result, revision_headers
+from ._sse import SseEvent, SseReader
+
+__all__ = ["HEADER_MISMATCH", "relisted_routing"]
+
+#: The JSON-RPC error code of a request whose headers do not match its body.
+HEADER_MISMATCH = -32020
+# The pages of tools/list read at most: a server whose cursors never end is not
+# followed for ever.
+_MAX_PAGES = 20
+# The request _meta keys a listing carries over from the refused call: those by
+# which a 2026-07-28 request names its revision and its client, not its progress.
+_META_PREFIX = "io.modelcontextprotocol/"
+# The longest listing read where no max_line_size bounds it.
+_MAX_ANSWER = 64 << 20
+
+Open = Callable[[str, dict[str, str], bytes], Awaitable[Any]]
+Headers = Callable[[dict[str, str]], dict[str, str]]
+
+
+def _refused_for_headers(refusal: dict[str, Any], routing: dict[str, str]) -> bool:
+    error = refusal.get("error")
+    return (routing.get("mcp-method") == "tools/call" and isinstance(error, dict)
+            and error.get("code") == HEADER_MISMATCH)
+
+
+async def relisted_routing(
+    refusal: dict[str, Any],
+    line: bytes,
+    routing: dict[str, str],
+    listings: ToolListings,
+    open_request: Open,
+    headers: Headers,
+    *,
+    max_answer: int | None,
+    seconds: float,
+) -> dict[str, str] | None:
+    """The routing headers to send the call ``line`` with once more, after listing the
+    tools again, when the server refused it (``refusal``) for its ``Mcp-Param-*``
+    headers and the listing changes them; None: pass the refusal on."""
+    if not _refused_for_headers(refusal, routing):
+        return None
+    call = json.loads(line)
+    meta = call["params"].get("_meta")
+    meta = {k: v for k, v in meta.items() if k.startswith(_META_PREFIX)} if isinstance(
+        meta, dict) else {}
+    try:
+        await asyncio.wait_for(
+            _list_all(meta, listings, open_request, headers, max_answer or _MAX_ANSWER), seconds)
+    except Exception:  # no listing (refused, cut short, too long, too slow): the refusal stands
+        return None
+    again = listings.routing(call, [])
+    return again if again != routing else None
+
+
+async def _list_all(meta: dict[str, Any], listings: ToolListings, open_request: Open,
+                    headers: Headers, max_answer: int) -> None:
+    """List the server's tools, page after page, each answer read for their marks."""
+    cursor: Any = None
+    for _ in range(_MAX_PAGES):
+        params: dict[str, Any] = {"_meta": meta}
+        if cursor is not None:
+            params["cursor"] = cursor
+        request_id = f"toolcap-{secrets.token_hex(8)}"
+        request = {"jsonrpc": "2.0", "id": request_id, "method": "tools/list", "params": params}
+        body = json.dumps(request).encode()
+        response = await open_request("POST", headers(revision_headers(request)), body)
+        try:
+            answer = await _answer(response, request_id, max_answer)
+        finally:
+            await response.aclose()
+        holder = [answer]
+        await asyncio.to_thread(listings.learn, holder)
+        found = answer_result(answer)
+        cursor = found[1].get("nextCursor") if found is not None else None
+        if not isinstance(cursor, str):
+            return
+
+
+async def _answer(response: Any, request_id: str, max_answer: int) -> bytes:
+    """The answer to ``request_id`` in ``response`` (JSON or an event stream), read
+    within ``max_answer`` bytes."""
+    if response.status_code != 200:
+        raise ValueError(f"HTTP {response.status_code}")
+    kind = response.headers.get("content-type", "").lower()
+    events = SseReader(max_answer) if kind.startswith("text/event-stream") else None
+    body = bytearray()
+    async with contextlib.aclosing(response.aiter_bytes()) as chunks:
+        async for chunk in chunks:
+            if events is None:
+                body += chunk
+                if len(body) > max_answer:
+                    raise ValueError("answer too long")
+                continue
+            for event in events.feed(chunk):
+                if isinstance(event, SseEvent) and _answers(event.data, request_id):
+                    return event.data
+    if events is None and _answers(bytes(body), request_id):
+        return bytes(body)
+    raise ValueError("no answer")
+
+
+def _answers(data: bytes, request_id: str) -> bool:
+    try:
+        message = json.loads(data)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(message, dict) and message.get("id") == request_id

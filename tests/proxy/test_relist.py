@@ -1,0 +1,149 @@
+"""A 2026-07-28 call the server refuses for its Mcp-Param-* headers (HeaderMismatch, made
+before the proxy saw any listing): the proxy lists the tools itself and sends the call
+once more, and only once, and a listing that fails or never ends leaves the refusal as
+the answer."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from .proxy_helpers import (
+    RawProxy,
+    StubHandler,
+    base_env,
+    loopback_http,
+    proxy_argv,
+    write_config,
+)
+
+META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "progressToken": "not-for-the-listing"}
+MARKED = {"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}}
+
+
+class _Upstream(StubHandler):
+    """Refuses a call whose Mcp-Param-Region does not mirror its region (or every call,
+    ``always_refuse``); lists the tool, as JSON or as events, one page or pages without
+    end; or refuses, or never answers, the listing."""
+
+    listing: ClassVar[str] = "json"  # "json", "events", "endless", "refused", "silent"
+    always_refuse: ClassVar[bool] = False
+    seen: ClassVar[Counter[str]] = Counter()
+    list_metas: ClassVar[list[Any]] = []
+    call_headers: ClassVar[list[str | None]] = []
+    release: ClassVar[threading.Event] = threading.Event()
+
+    def do_POST(self) -> None:
+        message = self.message()
+        method = message.get("method")
+        type(self).seen[method] += 1
+        if method == "tools/list":
+            self._list(message)
+        elif method == "tools/call":
+            header = self.headers.get("mcp-param-region")
+            type(self).call_headers.append(header)
+            region = message["params"]["arguments"].get("region")
+            if header != region or self.always_refuse:
+                error = {"code": -32020, "message": "Mcp-Param-Region header is missing"}
+                self.answer(400, json.dumps({"jsonrpc": "2.0", "id": message["id"],
+                                             "error": error}).encode(), "application/json")
+                return
+            result = {"content": [{"type": "text", "text": f"region {region}"}],
+                      "resultType": "complete"}
+            self.answer(200, json.dumps({"jsonrpc": "2.0", "id": message["id"],
+                                         "result": result}).encode(), "application/json")
+        else:
+            self.answer(202)
+
+    def _list(self, message: dict[str, Any]) -> None:
+        type(self).list_metas.append(message["params"].get("_meta"))
+        if self.listing == "refused":
+            self.answer(500, b"no listing today", "text/plain")
+            return
+        if self.listing == "silent":
+            type(self).release.wait(60)
+            return
+        result: dict[str, Any] = {"tools": [{"name": "where", "inputSchema": MARKED}],
+                                  "resultType": "complete"}
+        if self.listing == "endless":
+            result["nextCursor"] = "again"
+        answer = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result})
+        if self.listing == "json":
+            self.answer(200, answer.encode(), "application/json")
+        else:
+            self.answer(200, f"event: message\ndata: {answer}\n\n".encode(), "text/event-stream")
+
+
+@pytest.fixture
+def upstream() -> Iterator[type[_Upstream]]:
+    class Upstream(_Upstream):
+        seen: ClassVar[Counter[str]] = Counter()
+        list_metas: ClassVar[list[Any]] = []
+        call_headers: ClassVar[list[str | None]] = []
+        release: ClassVar[threading.Event] = threading.Event()
+
+    yield Upstream
+    Upstream.release.set()
+
+
+def call_through_proxy(handler: type[_Upstream], tmp_path: Path, *args: str) -> dict[str, Any]:
+    """One 2026-07-28 call of `where` through `toolcap proxy --url` the stub; its answer."""
+    config = write_config(tmp_path / "toolcap.toml", "")
+    with loopback_http(handler) as port:
+        raw = RawProxy(proxy_argv("--url", f"http://127.0.0.1:{port}/mcp", *args),
+                       base_env(tmp_path / "artifacts", config))
+        try:
+            return raw.request("tools/call", {"name": "where", "arguments": {"region": "eu"},
+                                              "_meta": META})
+        finally:
+            raw.close_stdin()
+            assert raw.proc.wait(timeout=30) == 0
+
+
+@pytest.mark.parametrize("listing", ["json", "events"])
+def test_a_call_refused_for_its_headers_is_sent_again_with_them_after_a_listing(
+    upstream: type[_Upstream], tmp_path: Path, listing: str
+) -> None:
+    upstream.listing = listing
+    answer = call_through_proxy(upstream, tmp_path)
+    assert answer["result"]["content"][0]["text"] == "region eu"
+    assert upstream.seen == Counter({"tools/call": 2, "tools/list": 1})
+    assert upstream.call_headers == [None, "eu"]
+    # The listing names the call's revision and client, not the call's progress token.
+    assert upstream.list_metas == [{k: v for k, v in META.items() if k != "progressToken"}]
+
+
+def test_a_call_refused_again_after_the_listing_is_not_sent_a_third_time(
+    upstream: type[_Upstream], tmp_path: Path
+) -> None:
+    upstream.always_refuse = True
+    answer = call_through_proxy(upstream, tmp_path)
+    assert answer["error"]["code"] == -32020
+    assert upstream.seen == Counter({"tools/call": 2, "tools/list": 1})
+
+
+def test_a_listing_whose_pages_never_end_is_read_twenty_pages_deep(
+    upstream: type[_Upstream], tmp_path: Path
+) -> None:
+    upstream.listing = "endless"
+    answer = call_through_proxy(upstream, tmp_path)
+    assert answer["result"]["content"][0]["text"] == "region eu"
+    assert upstream.seen == Counter({"tools/call": 2, "tools/list": 20})
+
+
+@pytest.mark.parametrize("listing, args", [("refused", ()), ("silent", ("--timeout", "1"))])
+def test_a_listing_that_fails_leaves_the_refusal_as_the_answer(
+    upstream: type[_Upstream], tmp_path: Path, listing: str, args: tuple[str, ...]
+) -> None:
+    upstream.listing = listing
+    answer = call_through_proxy(upstream, tmp_path, *args)
+    assert answer["error"]["code"] == -32020
+    assert upstream.seen == Counter({"tools/call": 1, "tools/list": 1})
