@@ -299,3 +299,84 @@ def test_the_rest_of_a_body_is_drained_within_its_time_or_given_up() -> None:
         client = RawClient(url, {}, 10.0, 60.0)
         asyncio.run(whole(client))
         assert len(client._idle) == 1  # kept for the next request
+
+
+class _Noting(_Handler):
+    """As :class:`_Handler`, and says each body it has read, once it has read it."""
+
+    bodies: ClassVar[list[bytes]] = []
+    read = threading.Event()
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        body = self.rfile.read(length)
+        type(self).bodies.append(body)
+        type(self).read.set()
+        self.send_response(200)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def test_a_request_started_on_a_kept_connection_is_sent_before_its_answer_is_awaited() -> None:
+    async def run(url: str) -> None:
+        client = RawClient(url, {}, 10.0, 10.0)
+        try:
+            assert await _post(client, b"one") == (200, b"one")  # a connection kept
+            _Noting.read.clear()
+            started = client.start("POST", {"content-type": "application/json"}, b"two")
+            # Nothing awaited since: the server has it all the same.
+            assert _Noting.read.wait(10) and _Noting.bodies[-1] == b"two"
+            response = await started.response()
+            assert b"".join([piece async for piece in response.aiter_bytes()]) == b"two"
+            await response.aclose()
+        finally:
+            await client.aclose()
+
+    with loopback_http(_Noting) as port:
+        asyncio.run(run(f"http://127.0.0.1:{port}/length"))
+
+
+def test_a_started_request_given_up_closes_its_connection() -> None:
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    closed = threading.Event()
+
+    def serve() -> None:  # answers each request of one connection, then notes its end
+        conn, _ = listener.accept()
+        with conn:
+            while data := conn.recv(65536):
+                if data.endswith(b"one"):
+                    conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 3\r\n\r\none")
+            closed.set()
+
+    async def run(url: str) -> None:
+        client = RawClient(url, {}, 10.0, 10.0)
+        await _post(client, b"one")
+        started = client.start("POST", {}, b"two")
+        started.abandon()
+        # While it is still referenced, and before the client itself is closed:
+        assert await asyncio.get_running_loop().run_in_executor(None, closed.wait, 10)
+        del started
+        await client.aclose()
+
+    threading.Thread(target=serve, daemon=True).start()
+    with listener:
+        asyncio.run(run(f"http://127.0.0.1:{listener.getsockname()[1]}/mcp"))
+
+
+def test_a_request_started_with_no_kept_connection_is_sent_once_awaited(origin: str) -> None:
+    async def run() -> tuple[int, bytes]:
+        client = RawClient(f"{origin}/chunked", {}, 10.0, 10.0)
+        try:
+            response = await client.start("POST", {}, b"first").response()
+            try:
+                return response.status_code, b"".join(
+                    [piece async for piece in response.aiter_bytes()])
+            finally:
+                await response.aclose()
+        finally:
+            await client.aclose()
+
+    assert asyncio.run(run()) == (200, b"first")

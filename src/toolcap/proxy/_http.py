@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import threading
 from collections.abc import Awaitable, Callable
@@ -25,10 +24,11 @@ from ._handoff import Handoff
 from ._http_errors import describe_transport_error, explain_refusal
 from ._httpclient import send_request, usable_for
 from ._httpevents import listen, read_events, read_json, resume, strike_answered
+from ._httpsend import Outgoing
 from ._io import WriterClosed
 from ._listings import ToolListings
 from ._longhttp import StreamedMessage
-from ._rawhttp import RawClient
+from ._rawhttp import RawClient, Started
 from ._relay import PROXY_ERROR
 from ._relist import relisted_routing
 from ._revision import (
@@ -70,7 +70,9 @@ class HttpUpstream:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._starting = threading.Lock()
-        self._outbox: asyncio.Queue[bytes | None] = asyncio.Queue()
+        # Lines to send, in order, and exchanges to make in order (already read).
+        self._outbox: asyncio.Queue[bytes | Outgoing | None] = asyncio.Queue()
+        self._writer_waits = False  # _write_all waits for the next line
         self._tasks: set[asyncio.Task[None]] = set()
         self._cancel_by_close = StreamCancels()
         self._closed = False
@@ -141,8 +143,14 @@ class HttpUpstream:
             if loop is None:  # before run(): it is sent once the loop runs
                 self._outbox.put_nowait(line)
                 return
-        if threading.get_ident() == self._loop_thread:
-            self._outbox.put_nowait(line)  # from the loop itself: no wake-up needed
+        if threading.get_ident() == self._loop_thread:  # from the loop itself: no wake-up
+            if self._writer_waits and self._outbox.empty():
+                # Nothing goes before it: sent now, not on the writer's next turn, so the
+                # server is at work on it while this loop goes on with the client's side.
+                if (in_order := self._dispatch(line)) is not None:
+                    self._outbox.put_nowait(in_order)
+            else:
+                self._outbox.put_nowait(line)
             return
         try:
             loop.call_soon_threadsafe(self._outbox.put_nowait, line)
@@ -216,39 +224,48 @@ class HttpUpstream:
 
     async def _write_all(self) -> None:
         """Send the client's messages in order; each request waits for its answer apart."""
-        while (line := await self._outbox.get()) is not None:
-            try:
-                message = json.loads(line)
-            except (ValueError, RecursionError):
-                message = None  # not ours to judge: the server answers it
-            items = message if isinstance(message, list) else [message]
-            requests = [m for m in items if isinstance(m, dict) and "method" in m and "id" in m]
-            ids = [m["id"] for m in requests]
-            first = items[0] if items and isinstance(items[0], dict) else {}
-            params = first.get("params")
-            routing = self._listings.routing(first, ids) if len(items) == 1 else {}
-            if first.get("method") == "notifications/cancelled" and (
-                    self._cancel_by_close.cancel(params)):
-                continue  # done by closing the request's stream: nothing to send
-            if any(m.get("method") == "initialize" for m in requests):
-                # In order: every later message needs the session it opens.
-                self._version = None
-                await self._exchange(line, ids, routing, initialize=True)
-            elif ids:
-                task = asyncio.get_running_loop().create_task(self._exchange(line, ids, routing))
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
-                if routing.get("mcp-method") == "tools/list":
-                    self._listings.settle_when_done(task, ids)
-                if len(ids) == 1 and wants_result_type(params) and isinstance(ids[0], (str, int)):
-                    self._cancel_by_close.track(ids[0], task)
-            else:
-                # Notifications and responses go in order, as the client sent them.
-                await self._exchange(line, [], routing)
-                if first.get("method") == "notifications/initialized":
+        while True:
+            self._writer_waits = True
+            item = await self._outbox.get()
+            self._writer_waits = False
+            if item is None:
+                return
+            in_order = item if isinstance(item, Outgoing) else self._dispatch(item)
+            if in_order is not None:
+                await self._exchange(in_order.line, in_order.ids, in_order.routing,
+                                     initialize=in_order.initialize)
+                if in_order.listen:
                     listening = asyncio.get_running_loop().create_task(listen(self))
                     self._tasks.add(listening)
                     listening.add_done_callback(self._tasks.discard)
+
+    def _dispatch(self, line: bytes) -> Outgoing | None:
+        """Send one message if it is a request (its answer read by a task of its own);
+        else return it, to be sent once what went before it has been."""
+        out = Outgoing(line, self._listings)
+        if out.method == "notifications/cancelled" and self._cancel_by_close.cancel(out.params):
+            return None  # done by closing the request's stream: nothing to send
+        if out.in_order:
+            if out.initialize:
+                self._version = None
+            return out
+        started = None
+        if isinstance(self._client, RawClient):
+            with contextlib.suppress(Exception):  # raised again, and answered, by the task
+                started = self._client.start("POST", self._headers(out.routing), line,
+                                             self._timeouts[1])
+        task = asyncio.get_running_loop().create_task(
+            self._exchange(line, out.ids, out.routing, started=started))
+        if started is not None:  # cancelled before it ran, it never reads its answer
+            task.add_done_callback(lambda _task: started.abandon())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        if out.routing.get("mcp-method") == "tools/list":
+            self._listings.settle_when_done(task, out.ids)
+        if len(out.ids) == 1 and wants_result_type(out.params) and isinstance(
+                out.ids[0], (str, int)):
+            self._cancel_by_close.track(out.ids[0], task)
+        return None
 
     @property
     def max_event(self) -> int | None:
@@ -271,16 +288,18 @@ class HttpUpstream:
 
     async def _exchange(
         self, line: bytes, ids: list[Any], routing: dict[str, str], *, initialize: bool = False,
-        relist: bool = True,
+        relist: bool = True, started: Started | None = None,
     ) -> None:
-        """POST one message; deliver its answers, or an error for each request it carried
-        (a call refused for its Mcp-Param-* headers: once more, after listing the tools)."""
+        """POST one message (``started``: already sent); deliver its answers, or an error
+        for each request it carried (a call refused for its Mcp-Param-* headers: once
+        more, after listing the tools)."""
         import httpx2
 
         waiting = list(ids)
         in_session = self._session_id is not None
         try:
-            response = await self.open("POST", self._headers(routing), line)
+            response = await (started.response() if started is not None else
+                              self.open("POST", self._headers(routing), line))
         except httpx2.TransportError as exc:
             self.fail(waiting, self._why(exc))
             return

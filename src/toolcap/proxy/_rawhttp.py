@@ -24,7 +24,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-__all__ = ["RawClient", "RawResponse", "header_safe"]
+__all__ = ["RawClient", "RawResponse", "Started", "header_safe"]
 
 T = TypeVar("T")
 
@@ -193,6 +193,49 @@ class _Conn:
             self.writer.close()
 
 
+class Started:
+    """A request on its way (:meth:`RawClient.start`): its response awaited once, or
+    the request given up (:meth:`abandon`)."""
+
+    def __init__(self, client: RawClient, method: str, data: bytes, timeout: float | None,
+                 written: _Conn | None) -> None:
+        self._client = client
+        self._method = method
+        self._data = data
+        self._timeout = timeout
+        self._written = written  # the idle connection it went out on at once, if any
+
+    async def response(self) -> RawResponse:
+        """The response once its head has arrived. A connection found closed by the
+        server is replaced once."""
+        client = self._client
+        for attempt in (0, 1):
+            conn, self._written = self._written, None
+            unsent, reused = conn is None, True
+            if conn is None:
+                conn, reused = await client._connection()
+            try:
+                if unsent:
+                    conn.writer.write(self._data)
+                response = await client._response(conn, self._method, self._timeout)
+            except BaseException:
+                conn.close()
+                raise
+            if response is not None:
+                return response
+            conn.close()
+            if not reused or attempt:
+                break
+            # The server had closed the idle connection: the request goes on a fresh one.
+        raise _protocol("the server closed the connection without an answer")
+
+    def abandon(self) -> None:
+        """The response will not be awaited: the connection it went out on is closed."""
+        conn, self._written = self._written, None
+        if conn is not None:
+            conn.close()
+
+
 class RawClient:
     """Requests to one origin over keep-alive HTTP/1.1 connections."""
 
@@ -215,6 +258,14 @@ class RawClient:
                       read_timeout: float | None = -1.0) -> RawResponse:
         """Send a request; the response once its head has arrived (its body is read
         by iterating it). A connection found closed by the server is replaced once."""
+        return await self.start(method, headers, body, read_timeout).response()
+
+    def start(self, method: str, headers: dict[str, str], body: bytes = b"",
+              read_timeout: float | None = -1.0) -> Started:
+        """A request, written here and now on an idle connection if one is open (else
+        once its :meth:`Started.response` is awaited): the server is at work on it while
+        the caller goes on. Raises httpx2's LocalProtocolError for a header that could
+        break the request apart."""
         merged = {**self._headers, **headers}
         if not all(header_safe(name) and header_safe(value) for name, value in merged.items()):
             import httpx2
@@ -228,28 +279,23 @@ class RawClient:
             head.append(f"content-length: {len(body)}")
         data = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
         timeout = self.read_timeout if read_timeout == -1.0 else read_timeout
-        for attempt in (0, 1):
-            conn, reused = await self._connection()
-            try:
-                conn.writer.write(data)
-                response = await self._response(conn, method, timeout)
-            except BaseException:
-                conn.close()
-                raise
-            if response is not None:
-                return response
-            conn.close()
-            if not reused or attempt:
-                break
-            # The server had closed the idle connection: the request goes on a fresh one.
-        raise _protocol("the server closed the connection without an answer")
+        written = self._idle_connection()
+        if written is not None:
+            written.writer.write(data)
+        return Started(self, method, data, timeout, written)
 
-    async def _connection(self) -> tuple[_Conn, bool]:
+    def _idle_connection(self) -> _Conn | None:
         while self._idle:
             conn = self._idle.pop()
             if not conn.stale():
-                return conn, True
+                return conn
             conn.close()
+        return None
+
+    async def _connection(self) -> tuple[_Conn, bool]:
+        conn = self._idle_connection()
+        if conn is not None:
+            return conn, True
         import httpx2
 
         context = _tls_context() if self._tls else None
