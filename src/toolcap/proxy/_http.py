@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import logging
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, cast
 from urllib.parse import urlsplit
 
@@ -36,7 +36,6 @@ from ._revision import (
     StreamCancels,
     negotiated_revision,
     request_headers,
-    wants_result_type,
 )
 
 __all__ = ["DEFAULT_TIMEOUT", "HttpUpstream"]
@@ -144,9 +143,7 @@ class HttpUpstream:
                 self._outbox.put_nowait(line)
                 return
         if threading.get_ident() == self._loop_thread:  # from the loop itself: no wake-up
-            if self._writer_waits and self._outbox.empty():
-                # Nothing goes before it: sent now, not on the writer's next turn, so the
-                # server is at work on it while this loop goes on with the client's side.
+            if self._writer_waits and self._outbox.empty():  # sent now: see _httpsend
                 if (in_order := self._dispatch(line)) is not None:
                     self._outbox.put_nowait(in_order)
             else:
@@ -235,9 +232,7 @@ class HttpUpstream:
                 await self._exchange(in_order.line, in_order.ids, in_order.routing,
                                      initialize=in_order.initialize)
                 if in_order.listen:
-                    listening = asyncio.get_running_loop().create_task(listen(self))
-                    self._tasks.add(listening)
-                    listening.add_done_callback(self._tasks.discard)
+                    self._spawn(listen(self))
 
     def _dispatch(self, line: bytes) -> Outgoing | None:
         """Send one message if it is a request (its answer read by a task of its own);
@@ -254,18 +249,20 @@ class HttpUpstream:
             with contextlib.suppress(Exception):  # raised again, and answered, by the task
                 started = self._client.start("POST", self._headers(out.routing), line,
                                              self._timeouts[1])
-        task = asyncio.get_running_loop().create_task(
-            self._exchange(line, out.ids, out.routing, started=started))
+        task = self._spawn(self._exchange(line, out.ids, out.routing, started=started))
         if started is not None:  # cancelled before it ran, it never reads its answer
             task.add_done_callback(lambda _task: started.abandon())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
         if out.routing.get("mcp-method") == "tools/list":
             self._listings.settle_when_done(task, out.ids)
-        if len(out.ids) == 1 and wants_result_type(out.params) and isinstance(
-                out.ids[0], (str, int)):
-            self._cancel_by_close.track(out.ids[0], task)
+        if out.closable is not None:
+            self._cancel_by_close.track(out.closable, task)
         return None
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
 
     @property
     def max_event(self) -> int | None:

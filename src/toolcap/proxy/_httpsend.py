@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from ._listings import ToolListings
+from ._revision import wants_result_type
 
 __all__ = ["Outgoing"]
 
@@ -23,7 +24,7 @@ class Outgoing:
     the order of sending (``in_order``; ``initialize``; ``listen``: the session's GET
     stream opens once it is sent)."""
 
-    __slots__ = ("ids", "in_order", "initialize", "line", "listen", "method", "params",
+    __slots__ = ("closable", "ids", "in_order", "initialize", "line", "listen", "method", "params",
                  "routing")
 
     def __init__(self, line: bytes, listings: ToolListings) -> None:
@@ -43,3 +44,7 @@ class Outgoing:
         self.initialize = any(m.get("method") == "initialize" for m in requests)
         self.in_order = self.initialize or not self.ids
         self.listen = self.method == "notifications/initialized"
+        #: The id of a lone request whose revision cancels it by closing its stream.
+        self.closable: str | int | None = self.ids[0] if (
+            len(self.ids) == 1 and wants_result_type(self.params)
+            and isinstance(self.ids[0], (str, int))) else None
