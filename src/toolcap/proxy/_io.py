@@ -149,8 +149,26 @@ class FdWriter:
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # re-entered by a write within held_if_ready
         self.closed = False
+
+    @contextlib.contextmanager
+    def held_if_ready(self, size: int) -> Iterator[bool]:
+        """Whether a line of ``size`` bytes (its newline apart) can be written now
+        without blocking: no other thread is writing, and the pipe has room for it (a
+        write of at most PIPE_BUF bytes to a pipe that polls writable never waits).
+        While the block runs, writes from other threads wait, so that it still can."""
+        if size >= select.PIPE_BUF or not self._lock.acquire(blocking=False):
+            yield False
+            return
+        try:
+            poller = select.poll()
+            poller.register(self._fd, select.POLLOUT)
+            ready = not self.closed and any(
+                mask & select.POLLOUT for _, mask in poller.poll(0))
+            yield ready
+        finally:
+            self._lock.release()
 
     def write_line(self, data: bytes) -> None:
         """Write ``data`` and a newline atomically with respect to other writers.

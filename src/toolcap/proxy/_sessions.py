@@ -34,9 +34,27 @@ class _QueueReader:
 
     def __init__(self) -> None:
         self.lines: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._unhandled = 0  # lines put and not yet handled by the relay
+        self._took = False  # the relay took a line, and handles it until it reads again
+
+    def put(self, line: bytes) -> None:
+        with self._lock:
+            self._unhandled += 1
+        self.lines.put(line)
+
+    def idle(self) -> bool:
+        """Whether every line put has been handled (the relay waits for the next)."""
+        return self._unhandled == 0
 
     def readline(self) -> bytes | None:
-        return self.lines.get()
+        if self._took:
+            self._took = False
+            with self._lock:
+                self._unhandled -= 1
+        line = self.lines.get()
+        self._took = line is not None
+        return line
 
 
 class _LoopWriter:
@@ -108,8 +126,16 @@ class RelaySession:
             # Nothing on the way to such an upstream waits: the relay takes the
             # message here, without the hop to its reading thread.
             self._relay.from_client(line)
-        else:
-            self._reader.lines.put(line)
+            return True
+        ready_to_send = getattr(self.upstream, "ready_to_send", None)
+        if ready_to_send is not None and self._reader.idle():
+            # Nothing before it waits, and the upstream can take it without blocking
+            # this loop: the relay takes it here too, and it is on its way at once.
+            with ready_to_send(len(line)) as ready:
+                if ready:
+                    self._relay.from_client(line)
+                    return True
+        self._reader.put(line)
         return True
 
     def close(self) -> None:

@@ -159,6 +159,14 @@ class StdioUpstream:
         assert self._writer is not None
         self._writer.write_line(line)
 
+    def ready_to_send(self, size: int) -> contextlib.AbstractContextManager[bool]:
+        """Whether a line of ``size`` bytes can be sent now without waiting on the
+        server to read: a message sent within the block never blocks the caller
+        (see :meth:`FdWriter.held_if_ready`)."""
+        if self._writer is None:
+            return contextlib.nullcontext(False)
+        return self._writer.held_if_ready(size)
+
     def stop(self, grace: float = 2.0) -> None:
         """Close stdin and give the process ``grace`` seconds to exit; then end its
         whole process group (SIGTERM, SIGKILL ``grace`` seconds later)."""

@@ -1,0 +1,88 @@
+"""A line goes to a stdio upstream from the HTTP server's own loop only when it cannot
+block that loop: the pipe has room for it, no other thread is writing, and it is
+small enough to go in one write that never waits (PIPE_BUF)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import threading
+from collections.abc import Iterator
+
+from toolcap.proxy._io import FdWriter
+
+
+@contextlib.contextmanager
+def _pipe() -> Iterator[tuple[int, FdWriter]]:
+    read_end, write_end = os.pipe()
+    writer = FdWriter(write_end)
+    try:
+        yield read_end, writer
+    finally:
+        writer.close()
+        os.close(read_end)
+
+
+def _fill(fd: int) -> None:
+    """Write to ``fd`` until its pipe is full."""
+    os.set_blocking(fd, False)
+    try:
+        while True:
+            os.write(fd, b"x" * 4096)
+    except BlockingIOError:
+        pass
+    finally:
+        os.set_blocking(fd, True)
+
+
+def test_a_small_line_to_a_pipe_with_room_is_written_at_once() -> None:
+    with _pipe() as (read_end, writer):
+        with writer.held_if_ready(100) as ready:
+            assert ready
+            writer.write_line(b"y" * 100)  # re-enters the hold: no deadlock
+        assert os.read(read_end, 1000) == b"y" * 100 + b"\n"
+
+
+def test_a_full_pipe_is_not_ready() -> None:
+    with _pipe() as (_, writer):
+        _fill(writer._fd)
+        with writer.held_if_ready(10) as ready:
+            assert not ready
+
+
+def test_a_line_that_may_need_more_than_one_write_is_never_ready() -> None:
+    with _pipe() as (_, writer):
+        with writer.held_if_ready(select.PIPE_BUF) as ready:
+            assert not ready
+        with writer.held_if_ready(select.PIPE_BUF - 1) as ready:
+            assert ready
+
+
+def test_a_pipe_another_thread_is_writing_to_is_not_ready() -> None:
+    with _pipe() as (_, writer):
+        holding, done = threading.Event(), threading.Event()
+
+        def hold() -> None:
+            with writer.held_if_ready(10):
+                holding.set()
+                done.wait(10)
+
+        thread = threading.Thread(target=hold)
+        thread.start()
+        try:
+            assert holding.wait(10)
+            with writer.held_if_ready(10) as ready:
+                assert not ready
+        finally:
+            done.set()
+            thread.join(10)
+        with writer.held_if_ready(10) as ready:
+            assert ready
+
+
+def test_a_closed_writer_is_not_ready() -> None:
+    with _pipe() as (_, writer):
+        writer.close()
+        with writer.held_if_ready(10) as ready:
+            assert not ready
