@@ -248,7 +248,8 @@ def test_a_url_that_is_not_http_is_a_usage_error(env: dict[str, str]) -> None:
 
 class _CutStreamHandler(StubHandler):
     """Answers initialize on an event stream that ends before the answer: /cut gives no
-    event id to resume from; /resume does, and a GET with Last-Event-ID answers."""
+    event id to resume from; /resume does, and so does /drop, whose connection drops
+    inside the answer's event; a GET with Last-Event-ID answers."""
 
     initialize_id: object = None
 
@@ -265,6 +266,16 @@ class _CutStreamHandler(StubHandler):
             note = {"jsonrpc": "2.0", "method": "notifications/message",
                     "params": {"level": "info", "data": "starting"}}
             self._events(f"data: {json.dumps(note)}\n\n")
+        elif self.path.startswith("/drop"):
+            # The connection drops inside the answer's event, its body far from whole.
+            sent = b'retry: 10\nid: e1\ndata:\n\nid: e2\ndata: {"jsonrpc": "2.0", "id'
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("mcp-session-id", "cut-session")
+            self.send_header("content-length", str(len(sent) + 4096))
+            self.end_headers()
+            self.wfile.write(sent)
+            self.close_connection = True
         else:
             self._events("retry: 10\nid: e1\ndata:\n\n")
 
@@ -301,6 +312,14 @@ def test_an_answer_stream_cut_short_is_resumed_after_its_last_event(
     portal: BlockingPortal, env: dict[str, str], tmp_path: Path, cut_server: str
 ) -> None:
     argv = proxy_argv("--url", f"{cut_server}/resume/mcp")
+    with Client(portal, argv, env, tmp_path / "stderr.log") as client:
+        assert client.init.server_info.name == "resumed"
+
+
+def test_an_answer_stream_whose_connection_drops_inside_an_event_is_resumed(
+    portal: BlockingPortal, env: dict[str, str], tmp_path: Path, cut_server: str
+) -> None:
+    argv = proxy_argv("--url", f"{cut_server}/drop/mcp")
     with Client(portal, argv, env, tmp_path / "stderr.log") as client:
         assert client.init.server_info.name == "resumed"
 

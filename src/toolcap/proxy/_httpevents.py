@@ -139,7 +139,11 @@ async def read_events(
     until_answered: bool = True,
 ) -> SseReader:
     """Deliver the events of ``response`` (removing from ``waiting`` the ids they
-    answer) until its end, or, ``until_answered``, until ``waiting`` is empty."""
+    answer) until its end, or, ``until_answered``, until ``waiting`` is empty (a
+    connection that breaks off before, on a stream with an event id to resume from,
+    ends it as its end would)."""
+    import httpx2
+
     reader = SseReader(session.max_event, stream_long=True)
     long: StreamedMessage | None = None  # an event over max_event, being kept
     try:
@@ -174,6 +178,12 @@ async def read_events(
                     with contextlib.suppress(asyncio.TimeoutError):
                         await drain(chunks, _DRAIN_SECONDS, response)
                     break
+    except (httpx2.NetworkError, httpx2.RemoteProtocolError) as exc:
+        if not (until_answered and waiting and reader.last_id is not None):
+            raise
+        # The connection dropped before the answer, on a stream that can be resumed:
+        # the caller resumes it after its last event, as one that ended early.
+        log.debug("the answer stream of %s broke off: %s", session.url, exc)
     finally:
         if long is not None:  # the stream ended inside it: nothing of it is kept
             long.finish(cut_short="the event stream ended inside the message")
