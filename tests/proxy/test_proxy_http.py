@@ -82,10 +82,11 @@ def client(
 
 @contextlib.contextmanager
 def listening_client(portal: BlockingPortal, http_url: str, artifacts: Path, tmp_path: Path,
-                     *, stateless: bool = False) -> Iterator[HttpClient]:
-    """An SDK client of `toolcap proxy --listen --url http_url` (a 32 KB threshold)."""
+                     *options: str, stateless: bool = False) -> Iterator[HttpClient]:
+    """An SDK client of `toolcap proxy --listen --url http_url [OPTIONS]` (a 32 KB
+    threshold)."""
     config = write_config(tmp_path / "toolcap.toml", '[tools."*"]\nsize_threshold = "32KB"\n')
-    args = ["--listen", "127.0.0.1:0", "--url", http_url]
+    args = ["--listen", "127.0.0.1:0", "--url", http_url, *options]
     with Listener(args, base_env(artifacts, config), tmp_path / "stderr.log") as listener, \
             HttpClient(portal, listener.url, stateless=stateless) as client:
         yield client
@@ -282,10 +283,8 @@ def test_an_answer_over_max_line_size_from_a_real_http_server_is_kept_and_read_b
 def test_a_listening_proxy_keeps_an_answer_over_max_line_size_from_its_http_upstream(
     portal: BlockingPortal, http_url: str, artifacts: Path, tmp_path: Path
 ) -> None:
-    config = write_config(tmp_path / "toolcap.toml", '[tools."*"]\nsize_threshold = "32KB"\n')
-    args = ["--listen", "127.0.0.1:0", "--url", http_url, "--max-line-size", "1MB"]
-    with Listener(args, base_env(artifacts, config), tmp_path / "stderr.log") as listener, \
-            HttpClient(portal, listener.url) as client:
+    with listening_client(portal, http_url, artifacts, tmp_path,
+                          "--max-line-size", "1MB") as client:
         assert client.session is not None
         portal.call(client.session.list_tools)  # as clients do: big_text's schema is known
         result = client.call("big_text", {"size": 3_000_000})
