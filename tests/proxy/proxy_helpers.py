@@ -311,7 +311,11 @@ class RawProxy:
     def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         """Send a request and return its response (skipping notifications)."""
         response = self.request_or_eof(method, params)
-        assert response is not None, "the proxy closed its stdout"
+        if response is None:
+            assert self.proc.stderr is not None
+            code = self.proc.wait(timeout=30)
+            said = self.proc.stderr.read().decode("utf-8", "replace")[-2000:]
+            raise AssertionError(f"the proxy closed its stdout (exit {code}); stderr: {said}")
         return response
 
     def request_or_eof(
