@@ -233,6 +233,23 @@ def test_a_2026_07_28_call_made_before_any_listing_reaches_the_sdk_server_with_i
         assert text_of(result) == ["region ap-south-2 shard 4"]
 
 
+def test_a_typed_result_cut_before_any_listing_still_validates_against_its_schema(
+    portal: BlockingPortal, http_url: str, artifacts: Path, tmp_path: Path
+) -> None:
+    # The client knows `listing`'s output schema from a listing through another replica;
+    # this proxy has seen none, so it lists the tools itself before it cuts the result.
+    jsonschema = pytest.importorskip("jsonschema")
+    with listening_client(portal, http_url, artifacts, tmp_path, stateless=True) as client:
+        result = client.call("listing", {"count": 2000})
+        assert not result.is_error, text_of(result)
+        assert len(json.dumps(result.structured_content, separators=(",", ":"))) < 32 * 1024
+        assert client.session is not None
+        (tool,) = [tool for tool in portal.call(client.session.list_tools).tools
+                   if tool.name == "listing"]
+        assert tool.output_schema is not None
+        jsonschema.validate(result.structured_content, tool.output_schema)
+
+
 def test_a_header_given_with_header_env_reaches_the_upstream_and_stays_out_of_argv(
     http_url: str, artifacts: Path, tmp_path: Path
 ) -> None:

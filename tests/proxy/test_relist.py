@@ -147,3 +147,65 @@ def test_a_listing_that_fails_leaves_the_refusal_as_the_answer(
     answer = call_through_proxy(upstream, tmp_path, *args)
     assert answer["error"]["code"] == -32020
     assert upstream.seen == Counter({"tools/call": 1, "tools/list": 1})
+
+
+ROWS_SCHEMA = {"type": "object", "required": ["rows"],
+               "properties": {"rows": {"type": "array", "items": {"type": "object"}}}}
+
+
+class _TypedUpstream(StubHandler):
+    """A tool `rows` whose result (300 KB of rows, structured) keeps to ROWS_SCHEMA; its
+    listing is answered, or refused (``refuse_listing``)."""
+
+    refuse_listing: ClassVar[bool] = False
+    seen: ClassVar[Counter[str]] = Counter()
+
+    def do_POST(self) -> None:
+        message = self.message()
+        method = message.get("method")
+        type(self).seen[method] += 1
+        if method == "tools/list" and self.refuse_listing:
+            self.answer(500, b"no", "text/plain")
+            return
+        if method == "tools/list":
+            result: dict[str, Any] = {"tools": [
+                {"name": "rows", "inputSchema": {"type": "object"}, "outputSchema": ROWS_SCHEMA}]}
+        elif method == "tools/call":
+            rows = [{"id": i, "name": f"row {i:05d} " + "x" * 100} for i in range(3000)]
+            result = {"content": [{"type": "text", "text": json.dumps({"rows": rows})}],
+                      "structuredContent": {"rows": rows}}
+        else:
+            self.answer(202)
+            return
+        self.answer(200, json.dumps({"jsonrpc": "2.0", "id": message["id"],
+                                     "result": result}).encode(), "application/json")
+
+
+@pytest.mark.parametrize("refuse_listing", [False, True])
+def test_a_typed_result_of_a_tool_no_listing_showed_is_cut_after_one_listing(
+    tmp_path: Path, refuse_listing: bool
+) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+
+    class Upstream(_TypedUpstream):
+        seen: ClassVar[Counter[str]] = Counter()
+
+    Upstream.refuse_listing = refuse_listing
+    config = write_config(tmp_path / "toolcap.toml", '[tools."*"]\nsize_threshold = "32KB"\n')
+    with loopback_http(Upstream) as port:
+        raw = RawProxy(proxy_argv("--url", f"http://127.0.0.1:{port}/mcp"),
+                       base_env(tmp_path / "artifacts", config))
+        try:
+            raw.initialize()
+            answers = [raw.request("tools/call", {"name": "rows", "arguments": {}})
+                       for _ in range(2)]
+        finally:
+            raw.close_stdin()
+            assert raw.proc.wait(timeout=30) == 0
+    # One listing of the proxy's own, whether it was answered or not: not one a call.
+    assert Upstream.seen["tools/list"] == 1
+    for answer in answers:
+        structured = answer["result"]["structuredContent"]
+        assert len(json.dumps(structured)) < 40_000
+        if not refuse_listing:
+            jsonschema.validate(structured, ROWS_SCHEMA)

@@ -23,14 +23,14 @@ from ._contracts import OnLine, OnLongLine, dumps, print_error
 from ._handoff import Handoff
 from ._http_errors import describe_transport_error, explain_refusal
 from ._httpclient import send_request, usable_for
-from ._httpevents import listen, read_events, read_json, resume, strike_answered
+from ._httpevents import deliver_json, listen, read_events, resume
 from ._httpsend import Outgoing
 from ._io import WriterClosed
 from ._listings import ToolListings
 from ._longhttp import StreamedMessage
 from ._rawhttp import RawClient, Started
 from ._relay import PROXY_ERROR
-from ._relist import relisted_routing
+from ._relist import list_apart, relisted_routing
 from ._revision import (
     SESSION_HEADER,
     StreamCancels,
@@ -84,6 +84,7 @@ class HttpUpstream:
         self._shared: Handoff | None = None  # on a loop of the caller's (use_loop)
         self._ended = threading.Event()
         self._listings = ToolListings(url)  # routing headers, tools/list answers read
+        self._meta: Any = None  # the _meta of the last request that named its revision
 
     @property
     def returncode(self) -> int | None:  # there is no process
@@ -101,15 +102,7 @@ class HttpUpstream:
         on_long_line: OnLongLine | None = None,
     ) -> None:
         """Start the client's event loop; each message from the server goes to ``on_line``."""
-        import httpx2
-
-        connect, read = self._timeouts
-        if usable_for(self.url, self.headers):
-            self._client = RawClient(self.url, self.headers, connect, read)
-        else:  # an HTTP proxy from the environment, say: httpx2 knows how to use it
-            self._client = httpx2.AsyncClient(
-                headers=self.headers, timeout=httpx2.Timeout(connect, read=read)
-            )
+        self._client = self._new_client()
         self._on_line, self._on_long_line = on_line, on_long_line
         if self._shared is not None:
             self._shared.on_line = on_line
@@ -132,6 +125,21 @@ class HttpUpstream:
         with self._starting:
             self._loop = loop
             self._thread.start()
+
+    def _new_client(self) -> Any:
+        import httpx2
+
+        connect, read = self._timeouts
+        if usable_for(self.url, self.headers):
+            return RawClient(self.url, self.headers, connect, read)
+        # An HTTP proxy from the environment, say: httpx2 knows how to use it.
+        return httpx2.AsyncClient(headers=self.headers, timeout=httpx2.Timeout(connect, read=read))
+
+    def list_tools(self) -> list[Any] | None:
+        """Every tool the server lists, asked for on a connection of its own (for a result
+        to cut of a tool no listing has shown the proxy, see ``_relist``); None: unknown."""
+        return list_apart(self._new_client, self.url, self._headers, self._listings, self._meta,
+                          max_answer=self._max_line, seconds=self._timeouts[1])
 
     def send(self, line: bytes) -> None:
         """Send one message line. Raises WriterClosed if the session has been stopped."""
@@ -238,6 +246,8 @@ class HttpUpstream:
         """Send one message if it is a request (its answer read by a task of its own);
         else return it, to be sent once what went before it has been."""
         out = Outgoing(line, self._listings)
+        if out.routing:  # a revision that names itself on every request: a listing's too
+            self._meta = cast("dict[str, Any]", out.params)["_meta"]
         if out.method == "notifications/cancelled" and self._cancel_by_close.cancel(out.params):
             return None  # done by closing the request's stream: nothing to send
         if out.in_order:
@@ -329,25 +339,7 @@ class HttpUpstream:
                 return
             kind = response.headers.get("content-type", "").lower()
             if kind.startswith("application/json"):
-                body = await read_json(self, response, waiting)
-                if body is None:
-                    return  # over max_line_size: kept and answered as such
-                holder = [body]
-                del body
-                remaining = list(waiting)
-                answered = strike_answered(remaining, holder[0])
-                if len(remaining) == len(waiting):
-                    # Passed on, it would leave the client waiting for an answer forever.
-                    self.fail(waiting, f"{self.url} answered with JSON that answers no "
-                                       "request it was sent")
-                    return
-                handled = self.deliver(holder, initialize, answered)
-                waiting[:] = remaining  # delivered: a failure from here on is no answer
-                if handled is not None:
-                    await handled
-                if waiting:
-                    self.fail(waiting, f"{self.url} answered some of the requests it was "
-                                       "sent, not all")
+                await deliver_json(self, response, waiting, initialize)
             elif kind.startswith("text/event-stream"):
                 reader = await read_events(self, response, waiting, initialize)
                 if waiting:

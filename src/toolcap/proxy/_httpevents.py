@@ -26,7 +26,10 @@ from ._long import answered_ids
 from ._longhttp import StreamedMessage
 from ._sse import EventPart, SseReader
 
-__all__ = ["EventSession", "listen", "read_events", "read_json", "resume", "strike_answered"]
+__all__ = [
+    "EventSession", "deliver_json", "listen", "read_events", "read_json", "resume",
+    "strike_answered",
+]
 
 # A reply stream cut short is resumed this many times before its requests fail.
 _RESUME_ATTEMPTS = 2
@@ -132,6 +135,32 @@ async def read_json(session: EventSession, response: Any, waiting: list[Any]) ->
                               f"({human_size(long.limit)}) whose request could not be told "
                               "(no id at its start or end); it is kept, see stderr")
     return None
+
+
+async def deliver_json(
+    session: EventSession, response: Any, waiting: list[Any], initialize: bool
+) -> None:
+    """Deliver the JSON body of ``response``, removing from ``waiting`` the ids it
+    answers; those it does not answer fail."""
+    body = await read_json(session, response, waiting)
+    if body is None:
+        return  # over max_line_size: kept and answered as such
+    holder = [body]
+    del body  # the relay holds the only reference, and may let go of it once read
+    remaining = list(waiting)
+    answered = strike_answered(remaining, holder[0])
+    if len(remaining) == len(waiting):
+        # Passed on, it would leave the client waiting for an answer forever.
+        session.fail(waiting, f"{session.url} answered with JSON that answers no request "
+                              "it was sent")
+        return
+    handled = session.deliver(holder, initialize, answered)
+    waiting[:] = remaining  # delivered: a failure from here on is no answer
+    if handled is not None:
+        await handled
+    if waiting:
+        session.fail(waiting, f"{session.url} answered some of the requests it was sent, "
+                              "not all")
 
 
 async def read_events(

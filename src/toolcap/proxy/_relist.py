@@ -1,13 +1,18 @@
-"""A ``tools/call`` refused for its ``Mcp-Param-*`` headers, listed for and tried once more.
+"""The tools of a ``--url`` server listed by the proxy itself, when no listing has passed it.
 
-A 2026-07-28 call carries a header for each argument its tool marks with
-``x-mcp-header``, and the proxy knows the marks from the ``tools/list`` answers it
-has passed on. A call made before any listing (a stateless client that listed
-through another replica of a fleet, or before the proxy started) carries none, and
-the server refuses it with ``HeaderMismatch`` (HTTP 400). As the revision asks of a
-client, the proxy then lists the tools itself (every page, within the read
-timeout), learns their marks, and sends the call once more, if that changes its
-headers; otherwise the refusal reaches the client as it came.
+The proxy learns what it must know of each tool (the ``x-mcp-header`` marks a
+2026-07-28 call mirrors in ``Mcp-Param-*`` headers, the output schema its cut
+results must keep to) from the ``tools/list`` answers it passes on. A client may
+call a tool with no listing through this proxy: a stateless client that listed
+through another replica of a fleet, or one that keeps its list from before the
+proxy started. So the proxy lists the tools itself (every page, within the read
+timeout, with the ``io.modelcontextprotocol/*`` ``_meta`` of the client's request):
+
+* :func:`relisted_routing`: a call the server refused with ``HeaderMismatch``
+  (HTTP 400), as the revision asks of a client; the call is sent once more if that
+  changes its headers, else the refusal reaches the client as it came;
+* :func:`list_apart`: before a result of a tool no listing has shown is cut, on a
+  thread and a connection of their own, so that the cut keeps to its schema.
 """
 
 from __future__ import annotations
@@ -16,14 +21,16 @@ import asyncio
 import contextlib
 import json
 import secrets
+import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ._httpclient import send_request
 from ._listings import ToolListings
 from ._revision import answer_result, revision_headers
 from ._sse import SseEvent, SseReader
 
-__all__ = ["HEADER_MISMATCH", "relisted_routing"]
+__all__ = ["HEADER_MISMATCH", "list_apart", "relisted_routing"]
 
 #: The JSON-RPC error code of a request whose headers do not match its body.
 HEADER_MISMATCH = -32020
@@ -35,6 +42,8 @@ _MAX_PAGES = 20
 _META_PREFIX = "io.modelcontextprotocol/"
 # The longest listing read where no max_line_size bounds it.
 _MAX_ANSWER = 64 << 20
+# Seconds a listing of the proxy's own may take at most before a result is cut.
+_LIST_SECONDS = 30.0
 
 Open = Callable[[str, dict[str, str], bytes], Awaitable[Any]]
 Headers = Callable[[dict[str, str]], dict[str, str]]
@@ -63,24 +72,63 @@ async def relisted_routing(
     if not _refused_for_headers(refusal, routing):
         return None
     call = json.loads(line)
-    meta = call["params"].get("_meta")
-    meta = {k: v for k, v in meta.items() if k.startswith(_META_PREFIX)} if isinstance(
-        meta, dict) else {}
     try:
-        await asyncio.wait_for(
-            _list_all(meta, listings, open_request, headers, max_answer or _MAX_ANSWER), seconds)
+        await asyncio.wait_for(_list_all(call["params"].get("_meta"), listings, open_request,
+                                         headers, max_answer or _MAX_ANSWER), seconds)
     except Exception:  # no listing (refused, cut short, too long, too slow): the refusal stands
         return None
     again = listings.routing(call, [])
     return again if again != routing else None
 
 
-async def _list_all(meta: dict[str, Any], listings: ToolListings, open_request: Open,
-                    headers: Headers, max_answer: int) -> None:
-    """List the server's tools, page after page, each answer read for their marks."""
+def list_apart(
+    new_client: Callable[[], Any],
+    url: str,
+    headers: Headers,
+    listings: ToolListings,
+    meta: Any,
+    *,
+    max_answer: int | None,
+    seconds: float,
+) -> list[Any] | None:
+    """Every tool the server at ``url`` lists, asked for with a client of
+    ``new_client``'s on a thread of its own (any thread may wait for it, the loop of
+    the session's exchanges too), within ``seconds`` and 30 s; None if it could not
+    be listed."""
+    seconds = min(seconds, _LIST_SECONDS)
+    found: list[list[Any]] = []
+
+    async def go() -> None:
+        client = new_client()
+
+        def open_request(method: str, request_headers: dict[str, str], body: bytes) -> Any:
+            return send_request(client, url, method, request_headers, body, seconds)
+
+        try:
+            found.append(await asyncio.wait_for(_list_all(
+                meta, listings, open_request, headers, max_answer or _MAX_ANSWER), seconds))
+        finally:
+            await client.aclose()
+
+    def run() -> None:
+        with contextlib.suppress(Exception):  # not listed: the cut goes on without
+            asyncio.run(go())
+
+    thread = threading.Thread(target=run, name="toolcap-list-tools", daemon=True)
+    thread.start()
+    thread.join(seconds + 5.0)
+    return found[0] if found else None
+
+
+async def _list_all(meta: Any, listings: ToolListings, open_request: Open, headers: Headers,
+                    max_answer: int) -> list[Any]:
+    """The server's tools, page after page, each answer read for their marks."""
+    meta = {k: v for k, v in meta.items() if k.startswith(_META_PREFIX)} if isinstance(
+        meta, dict) else {}
+    tools: list[Any] = []
     cursor: Any = None
     for _ in range(_MAX_PAGES):
-        params: dict[str, Any] = {"_meta": meta}
+        params: dict[str, Any] = {"_meta": meta} if meta else {}
         if cursor is not None:
             params["cursor"] = cursor
         request_id = f"toolcap-{secrets.token_hex(8)}"
@@ -93,10 +141,13 @@ async def _list_all(meta: dict[str, Any], listings: ToolListings, open_request: 
             await response.aclose()
         holder = [answer]
         await asyncio.to_thread(listings.learn, holder)
-        found = answer_result(answer)
+        found = answer_result(holder[0])
+        page = found[1].get("tools") if found is not None else None
+        tools.extend(page if isinstance(page, list) else [])
         cursor = found[1].get("nextCursor") if found is not None else None
         if not isinstance(cursor, str):
-            return
+            break
+    return tools
 
 
 async def _answer(response: Any, request_id: str, max_answer: int) -> bytes:
