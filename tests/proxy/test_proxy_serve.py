@@ -277,6 +277,24 @@ def test_a_stateless_2026_client_gets_a_bounded_result_and_reads_it_back(
         assert text_of(back)[0] == "line 0000000 the qui"
 
 
+def test_a_stateless_typed_call_before_any_listing_is_cut_to_the_schema_the_client_was_shown(
+    portal: BlockingPortal, env: dict[str, str], tmp_path: Path
+) -> None:
+    # The client listed through another replica: this one, which has seen no listing
+    # (a listener of its own), lists the tools itself before it relays the call.
+    jsonschema = pytest.importorskip("jsonschema")
+    with Listener(["--listen", "127.0.0.1:0", *UPSTREAM], env, tmp_path / "err.log") as fresh, \
+            HttpClient(portal, fresh.url, stateless=True) as client:
+        result = client.call("listing", {"count": 2000})
+        assert not result.is_error, text_of(result)
+        assert client.session is not None
+        (tool,) = [tool for tool in portal.call(client.session.list_tools).tools
+                   if tool.name == "listing"]
+        assert tool.output_schema is not None
+        jsonschema.validate(result.structured_content, tool.output_schema)
+        assert len(json.dumps(result.structured_content, separators=(",", ":"))) < 32 * 1024
+
+
 def test_stateless_requests_with_the_same_id_get_each_their_own_answer(
     listener: Listener,
 ) -> None:

@@ -159,11 +159,13 @@ class _TypedUpstream(StubHandler):
 
     refuse_listing: ClassVar[bool] = False
     seen: ClassVar[Counter[str]] = Counter()
+    order: ClassVar[list[str]] = []
 
     def do_POST(self) -> None:
         message = self.message()
         method = message.get("method")
         type(self).seen[method] += 1
+        type(self).order.append(method)
         if method == "tools/list" and self.refuse_listing:
             self.answer(500, b"no", "text/plain")
             return
@@ -209,3 +211,37 @@ def test_a_typed_result_of_a_tool_no_listing_showed_is_cut_after_one_listing(
         assert len(json.dumps(structured)) < 40_000
         if not refuse_listing:
             jsonschema.validate(structured, ROWS_SCHEMA)
+
+
+@pytest.mark.parametrize("client_lists", [False, True])
+def test_a_listening_proxy_lists_the_tools_before_a_stateless_call_of_a_tool_it_never_saw(
+    tmp_path: Path, client_lists: bool
+) -> None:
+    from .serve_helpers import Listener, raw
+
+    class Upstream(_TypedUpstream):
+        seen: ClassVar[Counter[str]] = Counter()
+        order: ClassVar[list[str]] = []
+
+    config = write_config(tmp_path / "toolcap.toml", '[tools."*"]\nsize_threshold = "32KB"\n')
+    headers = {"Mcp-Protocol-Version": "2026-07-28"}
+
+    def post(method: str, params: dict[str, Any]) -> dict[str, Any]:
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method,
+                           "params": {**params, "_meta": META}}).encode()
+        reply = raw(listener.url, "POST", body, {**headers, "Mcp-Method": method})
+        (data,) = [line[5:] for line in reply.text.splitlines() if line.startswith("data:")]
+        return dict(json.loads(data))
+
+    with loopback_http(Upstream) as port:
+        args = ["--listen", "127.0.0.1:0", "--url", f"http://127.0.0.1:{port}/mcp"]
+        with Listener(args, base_env(tmp_path / "artifacts", config),
+                      tmp_path / "err.log") as listener:
+            if client_lists:
+                post("tools/list", {})
+            answers = [post("tools/call", {"name": "rows", "arguments": {}}) for _ in range(2)]
+    # Listed once, before the first call (or by the client): never once a call.
+    assert Upstream.order == ["tools/list", "tools/call", "tools/call"]
+    for answer in answers:
+        jsonschema = pytest.importorskip("jsonschema")
+        jsonschema.validate(answer["result"]["structuredContent"], ROWS_SCHEMA)

@@ -98,6 +98,9 @@ class Hooks(Protocol):
     def has_output_schema(self, tool: str) -> bool:
         """Whether the client was shown an output schema for ``tool``."""
 
+    def listed_tool(self, tool: str) -> bool:
+        """Whether a tools/list answer that passed the relay has shown ``tool``."""
+
     def learn_tool(self, tool: str, upstream: Any) -> None:
         """Learn what a listing says of ``tool`` before its result is cut, if none has."""
 

@@ -157,12 +157,15 @@ class ProxyHooks:
     def has_output_schema(self, tool: str) -> bool:
         return tool in self.output_schemas
 
+    def listed_tool(self, tool: str) -> bool:
+        return tool in self.listed
+
     def learn_tool(self, tool: str, upstream: Any) -> None:
         """Before a result of ``tool`` is cut, when no listing has shown ``tool`` (its
         output schema, if any, is unknown): learn it from a listing of the upstream's
         own (``list_tools``, an upstream over HTTP), once a tool."""
         list_tools = getattr(upstream, "list_tools", None)
-        if list_tools is None or tool in self.listed or tool in self._listed_for:
+        if list_tools is None or self.listed_tool(tool) or tool in self._listed_for:
             return
         self._listed_for.add(tool)
         tools = list_tools()

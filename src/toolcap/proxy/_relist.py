@@ -30,20 +30,23 @@ from ._listings import ToolListings
 from ._revision import answer_result, revision_headers
 from ._sse import SseEvent, SseReader
 
-__all__ = ["HEADER_MISMATCH", "list_apart", "relisted_routing"]
+__all__ = [
+    "HEADER_MISMATCH", "LIST_SECONDS", "MAX_PAGES", "list_apart", "listing_request",
+    "next_cursor", "relisted_routing",
+]
 
 #: The JSON-RPC error code of a request whose headers do not match its body.
 HEADER_MISMATCH = -32020
-# The pages of tools/list read at most: a server whose cursors never end is not
-# followed for ever.
-_MAX_PAGES = 20
+#: The pages of tools/list read at most: a server whose cursors never end is not
+#: followed for ever.
+MAX_PAGES = 20
 # The request _meta keys a listing carries over from the refused call: those by
 # which a 2026-07-28 request names its revision and its client, not its progress.
 _META_PREFIX = "io.modelcontextprotocol/"
 # The longest listing read where no max_line_size bounds it.
 _MAX_ANSWER = 64 << 20
-# Seconds a listing of the proxy's own may take at most before a result is cut.
-_LIST_SECONDS = 30.0
+#: Seconds a listing of the proxy's own may take at most before a call or a cut.
+LIST_SECONDS = 30.0
 
 Open = Callable[[str, dict[str, str], bytes], Awaitable[Any]]
 Headers = Callable[[dict[str, str]], dict[str, str]]
@@ -95,7 +98,7 @@ def list_apart(
     ``new_client``'s on a thread of its own (any thread may wait for it, the loop of
     the session's exchanges too), within ``seconds`` and 30 s; None if it could not
     be listed."""
-    seconds = min(seconds, _LIST_SECONDS)
+    seconds = min(seconds, LIST_SECONDS)
     found: list[list[Any]] = []
 
     async def go() -> None:
@@ -120,19 +123,33 @@ def list_apart(
     return found[0] if found else None
 
 
+def listing_request(request_id: str, meta: Any, cursor: str | None) -> dict[str, Any]:
+    """A ``tools/list`` of the proxy's own (the page after ``cursor``), carrying the
+    ``io.modelcontextprotocol/*`` keys of a client request's ``_meta`` (by which a
+    2026-07-28 request names its revision and its client; not its progress token)."""
+    kept = {k: v for k, v in meta.items() if k.startswith(_META_PREFIX)} if isinstance(
+        meta, dict) else {}
+    params: dict[str, Any] = {"_meta": kept} if kept else {}
+    if cursor is not None:
+        params["cursor"] = cursor
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/list", "params": params}
+
+
+def next_cursor(answer: bytes | None) -> str | None:
+    """The ``nextCursor`` of a ``tools/list`` answer, if another page follows."""
+    found = answer_result(answer) if answer is not None else None
+    cursor = found[1].get("nextCursor") if found is not None else None
+    return cursor if isinstance(cursor, str) else None
+
+
 async def _list_all(meta: Any, listings: ToolListings, open_request: Open, headers: Headers,
                     max_answer: int) -> list[Any]:
     """The server's tools, page after page, each answer read for their marks."""
-    meta = {k: v for k, v in meta.items() if k.startswith(_META_PREFIX)} if isinstance(
-        meta, dict) else {}
     tools: list[Any] = []
-    cursor: Any = None
-    for _ in range(_MAX_PAGES):
-        params: dict[str, Any] = {"_meta": meta} if meta else {}
-        if cursor is not None:
-            params["cursor"] = cursor
+    cursor: str | None = None
+    for _ in range(MAX_PAGES):
         request_id = f"toolcap-{secrets.token_hex(8)}"
-        request = {"jsonrpc": "2.0", "id": request_id, "method": "tools/list", "params": params}
+        request = listing_request(request_id, meta, cursor)
         body = json.dumps(request).encode()
         response = await open_request("POST", headers(revision_headers(request)), body)
         try:
@@ -144,8 +161,7 @@ async def _list_all(meta: Any, listings: ToolListings, open_request: Open, heade
         found = answer_result(holder[0])
         page = found[1].get("tools") if found is not None else None
         tools.extend(page if isinstance(page, list) else [])
-        cursor = found[1].get("nextCursor") if found is not None else None
-        if not isinstance(cursor, str):
+        if (cursor := next_cursor(holder[0])) is None:
             break
     return tools
 

@@ -111,6 +111,7 @@ class RelaySession:
         self._reader = _QueueReader()
         self._writer = _LoopWriter(loop, on_line)
         self._closed = False
+        self.hooks = hooks
         self._relay = Relay(upstream, hooks, client=(self._reader, self._writer))
         self._relay_done = threading.Event()
 

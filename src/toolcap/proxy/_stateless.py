@@ -4,22 +4,34 @@ Such a request stands alone: no ``initialize``, no session id. All of them are
 relayed by one session the proxy opens itself and shares between its clients;
 their ids are replaced by ids of the proxy's own (clients choose theirs alone, so
 two may use the same) and restored on the way back.
+
+Such a client may call a tool it listed through another replica of a fleet (or
+before this proxy started): before the first call of a tool no listing has shown
+this proxy, the shared session lists the tools itself, so that the relay knows
+what it needs of the tool (the output schema its cut keeps to, the ``Mcp-Param-*``
+marks of a ``--url`` server); that answer goes to no client.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ._asgi import Reply
-from ._channel import Channel, id_key
+from ._channel import Channel, cancel_lines, id_key
+from ._contracts import dumps
+from ._relist import LIST_SECONDS, MAX_PAGES, listing_request, next_cursor
 from ._sessions import RelaySession
 
 __all__ = ["STATELESS_REVISIONS", "SharedSession"]
 
 # Revisions whose requests stand alone: no initialize, no session (2026-07-28 on).
 STATELESS_REVISIONS = frozenset({"2026-07-28"})
+# Tool names listed for at most: names a client makes up do not grow it for ever.
+_MAX_LISTED_FOR = 4096
 
 Found = tuple[RelaySession, Channel] | Reply
 
@@ -32,6 +44,7 @@ class SharedSession:
         self._id: str | None = None
         self._lock = asyncio.Lock()
         self._next_id = 0
+        self._listed_for: set[str] = set()  # tools a listing was made for, shown or not
 
     async def get(
         self,
@@ -58,8 +71,57 @@ class SharedSession:
         originals: dict[str, Any] = {}
         rewritten = []
         for message in requests:
-            self._next_id += 1
-            own_id = f"toolcap-{self._next_id}"
+            own_id = self._own_id()
             originals[id_key(own_id)] = message["id"]
             rewritten.append({**message, "id": own_id})
         return rewritten, originals
+
+    def _own_id(self) -> str:
+        self._next_id += 1
+        return f"toolcap-{self._next_id}"
+
+    async def list_first(
+        self, session: RelaySession, channel: Channel, requests: list[dict[str, Any]]
+    ) -> None:
+        """Before ``requests`` go: if one calls a tool no listing has shown ``session``,
+        list the tools through it (every page, 20 at most, 30 s at most), once a tool."""
+        calls = [m["params"] for m in requests
+                 if m.get("method") == "tools/call" and isinstance(m.get("params"), dict)]
+        unknown = {name for call in calls if isinstance(name := call.get("name"), str)
+                   and not session.hooks.listed_tool(name) and name not in self._listed_for}
+        if not unknown or len(self._listed_for) >= _MAX_LISTED_FOR:
+            return
+        self._listed_for |= unknown
+        # Past the time, the calls go on: their results are cut without what it says.
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._list(session, channel, calls[0].get("_meta")),
+                                   LIST_SECONDS)
+
+    async def _list(self, session: RelaySession, channel: Channel, meta: Any) -> None:
+        cursor: str | None = None
+        for _ in range(MAX_PAGES):
+            own_id = self._own_id()
+            exchange = channel.open_post([own_id])
+            queue = exchange.queue
+            session.open_streams += 1
+            try:
+                if not session.send(dumps(listing_request(own_id, meta, cursor))):
+                    return
+                answer = await _answer(queue, own_id)
+            finally:
+                for line in cancel_lines(exchange.waiting):  # unanswered: given up
+                    session.send(line)
+                channel.close(exchange, queue)
+                session.open_streams -= 1
+            if (cursor := next_cursor(answer)) is None:
+                return
+
+
+async def _answer(queue: asyncio.Queue[Any] | None, own_id: str) -> bytes | None:
+    """The answer to ``own_id`` among the events of ``queue``; None if it ends first."""
+    while queue is not None and (event := await queue.get()) is not None:
+        with contextlib.suppress(ValueError, RecursionError):
+            message = json.loads(event[1]) if event[1] else None
+            if isinstance(message, dict) and message.get("id") == own_id:
+                return bytes(event[1])
+    return None
