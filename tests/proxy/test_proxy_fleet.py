@@ -7,6 +7,7 @@ loopback.
 
 from __future__ import annotations
 
+import json
 import sys
 import uuid
 from collections.abc import Iterator
@@ -15,7 +16,7 @@ import pytest
 from anyio.from_thread import BlockingPortal
 
 from proxy.proxy_helpers import BIGSERVER, REF, base_env, text_of, write_config
-from proxy.serve_helpers import HttpClient, Listener
+from proxy.serve_helpers import HttpClient, Listener, raw
 
 pytest.importorskip("s3fs")
 pytest.importorskip("moto.server")
@@ -58,3 +59,28 @@ def test_an_artifact_kept_by_one_replica_is_read_back_through_another(
         assert text_of(back)[0] == "line 0000000 the qui"
         found = client.call("read_artifact", {"ref": ref, "pattern": "line 0012345 "})
         assert "line 0012345 " in text_of(found)[0]
+
+
+def test_a_stateless_client_that_lists_on_one_replica_gets_a_valid_typed_result_from_another(
+    portal: BlockingPortal, replicas: tuple[Listener, Listener]
+) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    first, second = replicas
+    with HttpClient(portal, first.url, stateless=True) as client:
+        assert client.session is not None
+        (schema,) = [tool.output_schema for tool in portal.call(client.session.list_tools).tools
+                     if tool.name == "listing"]
+    assert schema is not None
+    # The client's next request goes to the other replica, as a load balancer may send it.
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"}}
+    call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+            "params": {"name": "listing", "arguments": {"count": 2000}, "_meta": meta}}
+    reply = raw(second.url, "POST", json.dumps(call).encode(),
+                {"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call",
+                 "Mcp-Name": "listing"})
+    (data,) = [line[5:] for line in reply.text.splitlines() if line.startswith("data:")]
+    result = json.loads(data)["result"]
+    jsonschema.validate(result["structuredContent"], schema)
+    assert len(json.dumps(result["structuredContent"], separators=(",", ":"))) <= 32 * 1024
