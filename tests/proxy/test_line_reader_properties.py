@@ -15,7 +15,7 @@ COUNTS = {"cases": 0, "long": 0}
 
 
 def read_all(data: bytes, chunk: int, max_line: int | None, take: int,
-             buffers: bool = False) -> list[tuple[str, bytes]]:
+             buffers: bool = False, first: int | None = None) -> list[tuple[str, bytes]]:
     """What the reader gives for ``data``; a long-line handler that takes only ``take``
     chunks of each long line (the reader must skip the rest)."""
     read_end, write_end = os.pipe()
@@ -36,11 +36,12 @@ def read_all(data: bytes, chunk: int, max_line: int | None, take: int,
             pieces.append(piece)
         got.append(("long", b"".join(pieces)))
 
-    reader = LineReader(read_end, chunk, max_line=max_line, on_long_line=on_long)
+    reader = LineReader(read_end, chunk, first_read=first or chunk, max_line=max_line,
+                        on_long_line=on_long)
     read = reader.read_line if buffers else reader.readline
     while (line := read()) is not None:
         # A line longer than a read spans reads: read_line gives its buffer, uncopied.
-        assert isinstance(line, bytearray if buffers and len(line) > chunk else (
+        assert isinstance(line, bytearray if buffers and len(line) > max(chunk, first or 0) else (
             bytes, bytearray) if buffers else bytes)
         got.append(("line", bytes(line)))
     feeder.join()
@@ -80,6 +81,20 @@ def test_what_a_handler_leaves_of_a_long_line_is_skipped_not_read_as_lines(
     short = [line for line in lines if len(line) <= max_line]
     assert [line for kind, line in got if kind == "line"] == short
     assert sum(kind == "long" for kind, _ in got) == len(lines) - len(short)
+
+
+@settings(deadline=None, max_examples=200)
+@given(lines=lines, trailing=st.booleans(), chunk=st.integers(1, 40), first=st.integers(1, 40),
+       max_line=st.none() | st.integers(1, 50))
+def test_a_first_read_of_another_size_than_the_rest_changes_no_line(
+    lines: list[bytes], trailing: bool, chunk: int, first: int, max_line: int | None
+) -> None:
+    # Between lines the reader asks for first_read bytes, within a line for chunk_size.
+    data = b"\n".join(lines) + (b"\n" if trailing and lines else b"")
+    assert read_all(data, chunk, max_line, take=-1, first=first) == read_all(
+        data, chunk, max_line, take=-1)
+    assert read_all(data, chunk, max_line, take=-1, buffers=True, first=first) == read_all(
+        data, chunk, max_line, take=-1)
 
 
 @settings(deadline=None, max_examples=200)

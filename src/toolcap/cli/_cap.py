@@ -14,13 +14,13 @@ from typing import IO, Any
 
 from .._finalize import Policy
 from .._notice import emit_notice
+from .._pipes import widen_pipe
 from .._wire import Source, fit_wire
 from ..core._cut import STRATEGIES, CapResult, check_head_ratio
 from ..core._json import dumps
 from ..core._sizes import parse_limit
 from ..core._utf8 import decode, utf8_size
 from ..shell._capstream import CapStream, StreamOutcome
-from ..shell._pipes import widen_pipe
 from ..shell._spill import open_stream
 from ._common import (
     CommandError,

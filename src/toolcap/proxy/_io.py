@@ -24,6 +24,11 @@ from ..core._errors import WriterClosed
 __all__ = ["FdWriter", "LineReader", "LongLine", "WriterClosed", "wait_ready", "write_all"]
 
 _CHUNK = 1 << 18
+#: What a read between lines asks for. A message is usually far smaller, and glibc
+#: serves a buffer this size from its heap, while each larger one is a fresh mapping
+#: (mmap, then mremap to what was read, then munmap): 15 us a read, against 1 us.
+#: Only a line that spans reads is read by ``chunk_size`` (see LineReader's ``first_read``).
+_FIRST_READ = 1 << 16
 
 
 class LongLine:
@@ -61,11 +66,13 @@ class LineReader:
         fd: int,
         chunk_size: int = _CHUNK,
         *,
+        first_read: int = _FIRST_READ,
         max_line: int | None = None,
         on_long_line: Callable[[LongLine], None] | None = None,
     ) -> None:
         self._fd = fd
         self._chunk_size = chunk_size
+        self._first_read = min(chunk_size, first_read)
         self._buf = b""
         self._pos = 0
         self._max_line = max_line if on_long_line is not None else None
@@ -108,7 +115,7 @@ class LineReader:
                 return acc
             if self._pos < len(self._buf):
                 acc += memoryview(self._buf)[self._pos :]
-            self._buf = read_some(self._fd, self._chunk_size)
+            self._buf = read_some(self._fd, self._chunk_size if acc else self._first_read)
             self._pos = 0
             if self._max_line is not None and len(acc) > self._max_line:
                 self._long_line([acc], ended=not self._buf)

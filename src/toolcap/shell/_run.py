@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from types import FrameType
 
 from .._children import GroupGuard
+from .._pipes import widen_pipe
 from ..core._errors import CommandNotStarted
-from ._pipes import widen_pipe
 
 __all__ = ["DRAIN_SECONDS", "KILL_GRACE_SECONDS", "CommandNotStarted", "Exit", "run_command"]
 
