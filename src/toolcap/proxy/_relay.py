@@ -26,6 +26,7 @@ from typing import Any
 from ..adapters._mcpstructured import raw_strings
 from ..core._jsonraw import RawStrings
 from ._contracts import ClientEnds, Hooks, ToolNameConflict, Upstream, dumps, guarded, print_error
+from ._heap import note_big_message
 from ._io import FdWriter, LineReader, WriterClosed
 from ._long import WINDOW
 from ._pending import Pending, PendingTable
@@ -231,6 +232,8 @@ class Relay:
         verbatim = True
         # A long line (a big result) is read by its long strings, each decoded once,
         # their bytes kept (as views of the line) to be stored without serializing them.
+        if size >= SCAN_FROM:
+            note_big_message()  # what it frees is kept a while for the next one
         raw = RawStrings() if size >= SCAN_FROM else None
         message = scan_message(line, raw=raw) if size >= SCAN_FROM else None
         if raw is not None and not _has_structured_content(message):
