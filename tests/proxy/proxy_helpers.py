@@ -308,6 +308,15 @@ class RawProxy:
         self.proc.stdin.write(json.dumps(message).encode() + b"\n")
         self.proc.stdin.flush()
 
+    def response(self) -> dict[str, Any]:
+        """The next response the proxy writes (what else it writes is skipped)."""
+        while True:
+            line = self._lines.get(timeout=60)
+            assert line is not None, "the proxy closed its stdout"
+            message = json.loads(line)
+            if "id" in message and "method" not in message:
+                return dict(message)
+
     def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         """Send a request and return its response (skipping notifications)."""
         response = self.request_or_eof(method, params)

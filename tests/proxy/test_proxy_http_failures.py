@@ -266,6 +266,18 @@ class _CutStreamHandler(StubHandler):
             note = {"jsonrpc": "2.0", "method": "notifications/message",
                     "params": {"level": "info", "data": "starting"}}
             self._events(f"data: {json.dumps(note)}\n\n")
+        elif self.path.startswith("/after"):
+            # The answer whole, then the connection drops before the body's end.
+            result = {"protocolVersion": "2025-06-18", "capabilities": {},
+                      "serverInfo": {"name": "answered", "version": "1"}}
+            answer = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+            sent = f"id: e1\ndata: {json.dumps(answer)}\n\n".encode()
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("content-length", str(len(sent) + 4096))
+            self.end_headers()
+            self.wfile.write(sent)
+            self.close_connection = True
         elif self.path.startswith("/drop"):
             # The connection drops inside the answer's event, its body far from whole.
             sent = b'retry: 10\nid: e1\ndata:\n\nid: e2\ndata: {"jsonrpc": "2.0", "id'
@@ -322,6 +334,15 @@ def test_an_answer_stream_whose_connection_drops_inside_an_event_is_resumed(
     argv = proxy_argv("--url", f"{cut_server}/drop/mcp")
     with Client(portal, argv, env, tmp_path / "stderr.log") as client:
         assert client.init.server_info.name == "resumed"
+
+
+def test_a_connection_that_drops_after_the_answer_is_no_failure(
+    portal: BlockingPortal, env: dict[str, str], tmp_path: Path, cut_server: str
+) -> None:
+    argv = proxy_argv("--url", f"{cut_server}/after/mcp")
+    with Client(portal, argv, env, tmp_path / "stderr.log") as client:
+        assert client.init.server_info.name == "answered"
+    assert "closed the connection" not in (tmp_path / "stderr.log").read_text()
 
 
 class _HugeAnswerHandler(StubHandler):

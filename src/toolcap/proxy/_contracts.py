@@ -101,8 +101,6 @@ class Hooks(Protocol):
     def listed_tool(self, tool: str) -> bool:
         """Whether a tools/list answer that passed the relay has shown ``tool``."""
 
-    def learn_tool(self, tool: str, upstream: Any) -> None:
-        """Learn what a listing says of ``tool`` before its result is cut, if none has."""
 
     def tools_list(self, result: dict[str, Any], first_page: bool) -> dict[str, Any]:
         """Rewrite a tools/list result; may raise ToolNameConflict."""

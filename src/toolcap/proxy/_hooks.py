@@ -17,7 +17,6 @@
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
 from .._config import ToolPolicy
@@ -59,9 +58,8 @@ class ProxyHooks:
         self.upstream_reader: str | None = None
         #: The output schemas kept in tools/list, by tool: their results are cut to them.
         self.output_schemas: dict[str, dict[str, Any]] = {}
-        #: The tools a listing has shown (their schemas are known), and those listed for.
+        #: The tools a listing has shown (their schemas are known).
         self.listed: set[str] = set()
-        self._listed_for: set[str] = set()
 
     def fits(self, tool: str | None, size: int) -> bool:
         # The JSON of a message is at least as large as the UTF-8 text, media
@@ -159,19 +157,6 @@ class ProxyHooks:
 
     def listed_tool(self, tool: str) -> bool:
         return tool in self.listed
-
-    def learn_tool(self, tool: str, upstream: Any) -> None:
-        """Before a result of ``tool`` is cut, when no listing has shown ``tool`` (its
-        output schema, if any, is unknown): learn it from a listing of the upstream's
-        own (``list_tools``, an upstream over HTTP), once a tool."""
-        list_tools = getattr(upstream, "list_tools", None)
-        if list_tools is None or self.listed_tool(tool) or tool in self._listed_for:
-            return
-        self._listed_for.add(tool)
-        tools = list_tools()
-        if tools is not None:
-            with contextlib.suppress(ToolNameConflict):  # said when the client lists
-                self.tools_list({"tools": tools}, first_page=False)
 
     def _output_schema(self, tool: dict[str, Any]) -> dict[str, Any]:
         """``tool`` with its output schema if the cut can honour it, else without."""

@@ -30,7 +30,7 @@ from ._listings import ToolListings
 from ._longhttp import StreamedMessage
 from ._rawhttp import RawClient, Started
 from ._relay import PROXY_ERROR
-from ._relist import list_apart, relisted_routing
+from ._relist import Relister
 from ._revision import (
     SESSION_HEADER,
     StreamCancels,
@@ -84,7 +84,7 @@ class HttpUpstream:
         self._shared: Handoff | None = None  # on a loop of the caller's (use_loop)
         self._ended = threading.Event()
         self._listings = ToolListings(url)  # routing headers, tools/list answers read
-        self._meta: Any = None  # the _meta of the last request that named its revision
+        self._relister = Relister(url, self._listings)  # for calls refused for the headers
 
     @property
     def returncode(self) -> int | None:  # there is no process
@@ -134,12 +134,6 @@ class HttpUpstream:
             return RawClient(self.url, self.headers, connect, read)
         # An HTTP proxy from the environment, say: httpx2 knows how to use it.
         return httpx2.AsyncClient(headers=self.headers, timeout=httpx2.Timeout(connect, read=read))
-
-    def list_tools(self) -> list[Any] | None:
-        """Every tool the server lists, asked for on a connection of its own (for a result
-        to cut of a tool no listing has shown the proxy, see ``_relist``); None: unknown."""
-        return list_apart(self._new_client, self.url, self._headers, self._listings, self._meta,
-                          max_answer=self._max_line, seconds=self._timeouts[1])
 
     def send(self, line: bytes) -> None:
         """Send one message line. Raises WriterClosed if the session has been stopped."""
@@ -246,8 +240,6 @@ class HttpUpstream:
         """Send one message if it is a request (its answer read by a task of its own);
         else return it, to be sent once what went before it has been."""
         out = Outgoing(line, self._listings)
-        if out.routing:  # a revision that names itself on every request: a listing's too
-            self._meta = cast("dict[str, Any]", out.params)["_meta"]
         if out.method == "notifications/cancelled" and self._cancel_by_close.cancel(out.params):
             return None  # done by closing the request's stream: nothing to send
         if out.in_order:
@@ -315,9 +307,9 @@ class HttpUpstream:
             if status >= 300:
                 message, text = await explain_refusal(self.url, response, waiting, in_session)
                 if message is not None:  # the server's own error (invalid params, say)
-                    if relist and (again := await relisted_routing(
-                            message, line, routing, self._listings, self.open, self._headers,
-                            max_answer=self._max_line, seconds=self._timeouts[1])):
+                    if relist and (again := await self._relister.routing_after(
+                            message, line, routing, self.open, self._headers,
+                            seconds=self._timeouts[1])):
                         await self._exchange(line, ids, again, relist=False)
                         return
                     self._report(None)

@@ -208,10 +208,11 @@ async def read_events(
                         await drain(chunks, _DRAIN_SECONDS, response)
                     break
     except (httpx2.NetworkError, httpx2.RemoteProtocolError) as exc:
-        if not (until_answered and waiting and reader.last_id is not None):
+        # Answered already (the connection broke while the stream's end was drained):
+        # nothing is lost. Not yet, on a stream that can be resumed: the caller resumes
+        # it after its last event, as one that ended early.
+        if not until_answered or (waiting and reader.last_id is None):
             raise
-        # The connection dropped before the answer, on a stream that can be resumed:
-        # the caller resumes it after its last event, as one that ended early.
         log.debug("the answer stream of %s broke off: %s", session.url, exc)
     finally:
         if long is not None:  # the stream ended inside it: nothing of it is kept

@@ -351,11 +351,8 @@ class Relay:
             if tool is not None:
                 self._results_in_line.append((tool, call_id))
             # A line within every limit holds a result within them: no work to do.
-            if self._hooks.fits(tool, size):
-                return None
-            if tool is not None and "structuredContent" in result:
-                self._hooks.learn_tool(tool, self._upstream)  # its schema, to cut to it
-            return bound[entry.method](entry.name, call_id, result)
+            return None if self._hooks.fits(tool, size) else bound[entry.method](
+                entry.name, call_id, result)
         if entry.method == "tools/list":
             return self._hooks.tools_list(result, entry.first_page)
         if entry.method == "initialize":

@@ -1,18 +1,23 @@
-"""The tools of a ``--url`` server listed by the proxy itself, when no listing has passed it.
+"""The tools of a server listed by the proxy itself, when no listing has passed it.
 
 The proxy learns what it must know of each tool (the ``x-mcp-header`` marks a
 2026-07-28 call mirrors in ``Mcp-Param-*`` headers, the output schema its cut
 results must keep to) from the ``tools/list`` answers it passes on. A client may
 call a tool with no listing through this proxy: a stateless client that listed
 through another replica of a fleet, or one that keeps its list from before the
-proxy started. So the proxy lists the tools itself (every page, within the read
-timeout, with the ``io.modelcontextprotocol/*`` ``_meta`` of the client's request):
+proxy started. So the proxy lists the tools itself, with the
+``io.modelcontextprotocol/*`` ``_meta`` of the client's request:
 
-* :func:`relisted_routing`: a call the server refused with ``HeaderMismatch``
-  (HTTP 400), as the revision asks of a client; the call is sent once more if that
-  changes its headers, else the refusal reaches the client as it came;
-* :func:`list_apart`: before a result of a tool no listing has shown is cut, on a
-  thread and a connection of their own, so that the cut keeps to its schema.
+* :class:`Relister`: a ``--url`` call the server refused with ``HeaderMismatch``
+  (HTTP 400), as the revision asks of a client; the call is sent once more if the
+  listing changes its headers, else the refusal reaches the client as it came;
+* ``SharedSession.list_first`` (``_stateless``): before a stateless client's first
+  call of a tool no listing has shown, through the session it is relayed by.
+
+Either is one listing at a time (calls that need one meanwhile wait for it), at
+most one each :data:`LIST_EVERY` seconds, every page (:data:`MAX_PAGES` at most,
+:data:`MAX_LISTING` bytes in all), within :data:`LIST_SECONDS`; one that fails is
+one line on stderr.
 """
 
 from __future__ import annotations
@@ -21,18 +26,19 @@ import asyncio
 import contextlib
 import json
 import secrets
-import threading
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ._httpclient import send_request
+from ._contracts import print_error
 from ._listings import ToolListings
+from ._long import answered_ids
 from ._revision import answer_result, revision_headers
 from ._sse import SseEvent, SseReader
 
 __all__ = [
-    "HEADER_MISMATCH", "LIST_SECONDS", "MAX_PAGES", "list_apart", "listing_request",
-    "next_cursor", "relisted_routing",
+    "HEADER_MISMATCH", "LIST_EVERY", "LIST_SECONDS", "MAX_LISTING", "MAX_PAGES", "Relister",
+    "listing_request", "next_cursor",
 ]
 
 #: The JSON-RPC error code of a request whose headers do not match its body.
@@ -40,87 +46,20 @@ HEADER_MISMATCH = -32020
 #: The pages of tools/list read at most: a server whose cursors never end is not
 #: followed for ever.
 MAX_PAGES = 20
-# The request _meta keys a listing carries over from the refused call: those by
-# which a 2026-07-28 request names its revision and its client, not its progress.
-_META_PREFIX = "io.modelcontextprotocol/"
-# The longest listing read where no max_line_size bounds it.
-_MAX_ANSWER = 64 << 20
-#: Seconds a listing of the proxy's own may take at most before a call or a cut.
+#: The bytes of one listing's answers read at most, over all its pages.
+MAX_LISTING = 64 << 20
+#: Seconds a listing of the proxy's own may take at most.
 LIST_SECONDS = 30.0
+#: Seconds from one listing of the proxy's own to the next one for the same need: a
+#: server that refuses every call, or clients that call tools it does not list,
+#: cost one listing each this long, not one a call.
+LIST_EVERY = 30.0
+# The request _meta keys a listing carries over from the client's request: those
+# by which a 2026-07-28 request names its revision and its client.
+_META_PREFIX = "io.modelcontextprotocol/"
 
 Open = Callable[[str, dict[str, str], bytes], Awaitable[Any]]
 Headers = Callable[[dict[str, str]], dict[str, str]]
-
-
-def _refused_for_headers(refusal: dict[str, Any], routing: dict[str, str]) -> bool:
-    error = refusal.get("error")
-    return (routing.get("mcp-method") == "tools/call" and isinstance(error, dict)
-            and error.get("code") == HEADER_MISMATCH)
-
-
-async def relisted_routing(
-    refusal: dict[str, Any],
-    line: bytes,
-    routing: dict[str, str],
-    listings: ToolListings,
-    open_request: Open,
-    headers: Headers,
-    *,
-    max_answer: int | None,
-    seconds: float,
-) -> dict[str, str] | None:
-    """The routing headers to send the call ``line`` with once more, after listing the
-    tools again, when the server refused it (``refusal``) for its ``Mcp-Param-*``
-    headers and the listing changes them; None: pass the refusal on."""
-    if not _refused_for_headers(refusal, routing):
-        return None
-    call = json.loads(line)
-    try:
-        await asyncio.wait_for(_list_all(call["params"].get("_meta"), listings, open_request,
-                                         headers, max_answer or _MAX_ANSWER), seconds)
-    except Exception:  # no listing (refused, cut short, too long, too slow): the refusal stands
-        return None
-    again = listings.routing(call, [])
-    return again if again != routing else None
-
-
-def list_apart(
-    new_client: Callable[[], Any],
-    url: str,
-    headers: Headers,
-    listings: ToolListings,
-    meta: Any,
-    *,
-    max_answer: int | None,
-    seconds: float,
-) -> list[Any] | None:
-    """Every tool the server at ``url`` lists, asked for with a client of
-    ``new_client``'s on a thread of its own (any thread may wait for it, the loop of
-    the session's exchanges too), within ``seconds`` and 30 s; None if it could not
-    be listed."""
-    seconds = min(seconds, LIST_SECONDS)
-    found: list[list[Any]] = []
-
-    async def go() -> None:
-        client = new_client()
-
-        def open_request(method: str, request_headers: dict[str, str], body: bytes) -> Any:
-            return send_request(client, url, method, request_headers, body, seconds)
-
-        try:
-            found.append(await asyncio.wait_for(_list_all(
-                meta, listings, open_request, headers, max_answer or _MAX_ANSWER), seconds))
-        finally:
-            await client.aclose()
-
-    def run() -> None:
-        with contextlib.suppress(Exception):  # not listed: the cut goes on without
-            asyncio.run(go())
-
-    thread = threading.Thread(target=run, name="toolcap-list-tools", daemon=True)
-    thread.start()
-    thread.join(seconds + 5.0)
-    return found[0] if found else None
 
 
 def listing_request(request_id: str, meta: Any, cursor: str | None) -> dict[str, Any]:
@@ -142,56 +81,102 @@ def next_cursor(answer: bytes | None) -> str | None:
     return cursor if isinstance(cursor, str) else None
 
 
-async def _list_all(meta: Any, listings: ToolListings, open_request: Open, headers: Headers,
-                    max_answer: int) -> list[Any]:
-    """The server's tools, page after page, each answer read for their marks."""
-    tools: list[Any] = []
-    cursor: str | None = None
-    for _ in range(MAX_PAGES):
-        request_id = f"toolcap-{secrets.token_hex(8)}"
-        request = listing_request(request_id, meta, cursor)
-        body = json.dumps(request).encode()
-        response = await open_request("POST", headers(revision_headers(request)), body)
+class Relister:
+    """The listings a ``--url`` session makes for calls refused with ``HeaderMismatch``."""
+
+    def __init__(self, url: str, listings: ToolListings) -> None:
+        self._url = url
+        self._listings = listings
+        self._task: asyncio.Task[None] | None = None  # the listing in flight
+        self._last: float | None = None  # when the last one began
+
+    async def routing_after(
+        self, refusal: dict[str, Any], line: bytes, routing: dict[str, str],
+        open_request: Open, headers: Headers, *, seconds: float,
+    ) -> dict[str, str] | None:
+        """The routing headers to send the call ``line`` with once more, when the server
+        refused it (``refusal``) for its ``Mcp-Param-*`` headers and what a listing
+        (this one's, or one made meanwhile) says changes them; None: pass it on."""
+        error = refusal.get("error")
+        if routing.get("mcp-method") != "tools/call" or not isinstance(error, dict) or (
+                error.get("code") != HEADER_MISMATCH):
+            return None
+        call = json.loads(line)
+        again = self._listings.routing(call, [])  # a listing since it was sent may do
+        if again == routing:
+            task = self._task
+            if task is None:
+                if self._last is not None and time.monotonic() - self._last < LIST_EVERY:
+                    return None
+                self._last = time.monotonic()
+                task = self._task = asyncio.get_running_loop().create_task(self._list(
+                    call["params"].get("_meta"), call["params"].get("name"), open_request,
+                    headers, min(seconds, LIST_SECONDS)))
+                task.add_done_callback(self._done)
+            await asyncio.shield(task)  # a call given up on leaves the listing to the others
+            again = self._listings.routing(call, [])
+        return again if again != routing else None
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        if self._task is task:
+            self._task = None
+
+    async def _list(self, meta: Any, tool: Any, open_request: Open, headers: Headers,
+                    seconds: float) -> None:
         try:
-            answer = await _answer(response, request_id, max_answer)
-        finally:
-            await response.aclose()
-        holder = [answer]
-        await asyncio.to_thread(listings.learn, holder)
-        found = answer_result(holder[0])
-        page = found[1].get("tools") if found is not None else None
-        tools.extend(page if isinstance(page, list) else [])
-        if (cursor := next_cursor(holder[0])) is None:
-            break
-    return tools
+            await asyncio.wait_for(self._pages(meta, open_request, headers), seconds)
+        except Exception as exc:  # refused, cut short, too long, too slow: the refusal stands
+            timed_out = isinstance(exc, asyncio.TimeoutError)
+            why = f"no answer within {seconds:g} s" if timed_out else (
+                str(exc) or type(exc).__name__)
+            print_error(f"toolcap proxy: {self._url} refused a call of {tool!r} for its "
+                        f"Mcp-Param-* headers, and listing its tools to learn them failed "
+                        f"({why}); the refusal reaches the client")
+
+    async def _pages(self, meta: Any, open_request: Open, headers: Headers) -> None:
+        cursor: str | None = None
+        left = MAX_LISTING
+        for _ in range(MAX_PAGES):
+            request_id = f"toolcap-{secrets.token_hex(8)}"
+            request = listing_request(request_id, meta, cursor)
+            body = json.dumps(request).encode()
+            response = await open_request("POST", headers(revision_headers(request)), body)
+            try:
+                answer = await _answer(response, request_id, left)
+            finally:
+                await response.aclose()
+            left -= len(answer)
+            # Read for the tools' marks (and the next page) off the loop: it may be big.
+            cursor = await asyncio.to_thread(_learn_page, self._listings, answer)
+            if cursor is None:
+                return
 
 
-async def _answer(response: Any, request_id: str, max_answer: int) -> bytes:
-    """The answer to ``request_id`` in ``response`` (JSON or an event stream), read
-    within ``max_answer`` bytes."""
+def _learn_page(listings: ToolListings, answer: bytes) -> str | None:
+    listings.learn([answer])
+    return next_cursor(answer)
+
+
+async def _answer(response: Any, request_id: str, limit: int) -> bytes:
+    """The answer to ``request_id`` in ``response`` (a JSON body or an event stream),
+    within ``limit`` bytes."""
     if response.status_code != 200:
         raise ValueError(f"HTTP {response.status_code}")
     kind = response.headers.get("content-type", "").lower()
-    events = SseReader(max_answer) if kind.startswith("text/event-stream") else None
+    events = SseReader(limit) if kind.startswith("text/event-stream") else None
     body = bytearray()
+    read = 0
     async with contextlib.aclosing(response.aiter_bytes()) as chunks:
         async for chunk in chunks:
+            read += len(chunk)
+            if read > limit:
+                raise ValueError(f"a listing over {MAX_LISTING >> 20} MB")
             if events is None:
                 body += chunk
-                if len(body) > max_answer:
-                    raise ValueError("answer too long")
                 continue
             for event in events.feed(chunk):
-                if isinstance(event, SseEvent) and _answers(event.data, request_id):
+                if isinstance(event, SseEvent) and request_id in answered_ids(event.data):
                     return event.data
-    if events is None and _answers(bytes(body), request_id):
-        return bytes(body)
-    raise ValueError("no answer")
-
-
-def _answers(data: bytes, request_id: str) -> bool:
-    try:
-        message = json.loads(data)
-    except (ValueError, RecursionError):
-        return False
-    return isinstance(message, dict) and message.get("id") == request_id
+    if events is None:
+        return bytes(body)  # the one answer to the one request sent
+    raise ValueError("the event stream ended before the answer")

@@ -15,23 +15,20 @@ marks of a ``--url`` server); that answer goes to no client.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ._asgi import Reply
 from ._channel import Channel, cancel_lines, id_key
-from ._contracts import dumps
-from ._relist import LIST_SECONDS, MAX_PAGES, listing_request, next_cursor
+from ._contracts import dumps, print_error
+from ._relist import LIST_EVERY, LIST_SECONDS, MAX_LISTING, MAX_PAGES, listing_request, next_cursor
 from ._sessions import RelaySession
 
 __all__ = ["STATELESS_REVISIONS", "SharedSession"]
 
 # Revisions whose requests stand alone: no initialize, no session (2026-07-28 on).
 STATELESS_REVISIONS = frozenset({"2026-07-28"})
-# Tool names listed for at most: names a client makes up do not grow it for ever.
-_MAX_LISTED_FOR = 4096
 
 Found = tuple[RelaySession, Channel] | Reply
 
@@ -44,7 +41,9 @@ class SharedSession:
         self._id: str | None = None
         self._lock = asyncio.Lock()
         self._next_id = 0
-        self._listed_for: set[str] = set()  # tools a listing was made for, shown or not
+        self._listing: asyncio.Task[None] | None = None  # a listing of its own in flight
+        self._last_listing: float | None = None  # when the last one began
+        self._listed_in: str | None = None  # the session they were made in
 
     async def get(
         self,
@@ -84,21 +83,45 @@ class SharedSession:
         self, session: RelaySession, channel: Channel, requests: list[dict[str, Any]]
     ) -> None:
         """Before ``requests`` go: if one calls a tool no listing has shown ``session``,
-        list the tools through it (every page, 20 at most, 30 s at most), once a tool."""
+        list the tools through it, or wait for the listing in flight (see ``_relist``)."""
         calls = [m["params"] for m in requests
                  if m.get("method") == "tools/call" and isinstance(m.get("params"), dict)]
-        unknown = {name for call in calls if isinstance(name := call.get("name"), str)
-                   and not session.hooks.listed_tool(name) and name not in self._listed_for}
-        if not unknown or len(self._listed_for) >= _MAX_LISTED_FOR:
+        unknown = [name for call in calls if isinstance(name := call.get("name"), str)
+                   and not session.hooks.listed_tool(name)]
+        if not unknown:
             return
-        self._listed_for |= unknown
-        # Past the time, the calls go on: their results are cut without what it says.
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(self._list(session, channel, calls[0].get("_meta")),
-                                   LIST_SECONDS)
+        if self._listed_in != session.id:  # a session opened anew has seen no listing
+            self._listed_in, self._last_listing = session.id, None
+        task = self._listing
+        if task is None:
+            if self._last_listing is not None and (
+                    time.monotonic() - self._last_listing < LIST_EVERY):
+                return  # listed lately: a tool it did not show is not one it knows
+            self._last_listing = time.monotonic()
+            task = self._listing = asyncio.get_running_loop().create_task(
+                self._list(session, channel, calls[0].get("_meta"), unknown[0]))
+            task.add_done_callback(self._listed)
+        await asyncio.shield(task)  # a client gone away leaves the listing to the others
 
-    async def _list(self, session: RelaySession, channel: Channel, meta: Any) -> None:
+    def _listed(self, task: asyncio.Task[None]) -> None:
+        if self._listing is task:
+            self._listing = None
+
+    async def _list(self, session: RelaySession, channel: Channel, meta: Any,
+                    tool: str) -> None:
+        try:
+            await asyncio.wait_for(self._pages(session, channel, meta), LIST_SECONDS)
+        except Exception as exc:  # the calls go on, cut without what a listing says
+            timed_out = isinstance(exc, asyncio.TimeoutError)
+            why = f"no answer within {LIST_SECONDS:g} s" if timed_out else (
+                str(exc) or type(exc).__name__)
+            print_error(f"toolcap proxy: listing the tools before a stateless call of "
+                        f"{tool!r} failed ({why}); its result is cut without the tool's "
+                        "output schema")
+
+    async def _pages(self, session: RelaySession, channel: Channel, meta: Any) -> None:
         cursor: str | None = None
+        left = MAX_LISTING
         for _ in range(MAX_PAGES):
             own_id = self._own_id()
             exchange = channel.open_post([own_id])
@@ -106,22 +129,26 @@ class SharedSession:
             session.open_streams += 1
             try:
                 if not session.send(dumps(listing_request(own_id, meta, cursor))):
-                    return
-                answer = await _answer(queue, own_id)
+                    raise ValueError("the session has ended")
+                answer = await _answer(queue)
             finally:
                 for line in cancel_lines(exchange.waiting):  # unanswered: given up
                     session.send(line)
                 channel.close(exchange, queue)
                 session.open_streams -= 1
-            if (cursor := next_cursor(answer)) is None:
+            left -= len(answer)
+            if left < 0:
+                raise ValueError(f"a listing over {MAX_LISTING >> 20} MB")
+            # The relay has read the answer (it learnt from it); the next page off the loop.
+            cursor = await asyncio.to_thread(next_cursor, answer) if len(answer) > (
+                16 << 10) else next_cursor(answer)
+            if cursor is None:
                 return
 
 
-async def _answer(queue: asyncio.Queue[Any] | None, own_id: str) -> bytes | None:
-    """The answer to ``own_id`` among the events of ``queue``; None if it ends first."""
+async def _answer(queue: asyncio.Queue[Any] | None) -> bytes:
+    """The answer on a stream that carries only the answer to one request."""
     while queue is not None and (event := await queue.get()) is not None:
-        with contextlib.suppress(ValueError, RecursionError):
-            message = json.loads(event[1]) if event[1] else None
-            if isinstance(message, dict) and message.get("id") == own_id:
-                return bytes(event[1])
-    return None
+        if event[1]:  # not a keep-alive
+            return bytes(event[1])
+    raise ValueError("the session ended before the answer")
