@@ -86,3 +86,33 @@ def test_a_closed_writer_is_not_ready() -> None:
         writer.close()
         with writer.held_if_ready(10) as ready:
             assert not ready
+
+
+def test_a_batch_never_takes_the_way_from_the_loop() -> None:
+    # The relay may write a batch longer than it came (what the proxy answers itself
+    # leaves it, the rest serialized again): it goes through the relay's own thread.
+    import asyncio
+
+    from toolcap.proxy._sessions import RelaySession
+
+    class Upstream:
+        def __init__(self) -> None:
+            self.asked: list[int] = []
+
+        @contextlib.contextmanager
+        def ready_to_send(self, size: int) -> Iterator[bool]:
+            self.asked.append(size)
+            yield True
+
+        def run(self, *args: object, **kwargs: object) -> None: ...
+
+    loop = asyncio.new_event_loop()
+    try:
+        upstream = Upstream()
+        session = RelaySession(upstream, None, loop, lambda line: None,  # type: ignore[arg-type]
+                               lambda: None)
+        assert session.send(b' [{"jsonrpc": "2.0", "id": 1, "method": "ping"}]')
+        assert upstream.asked == []
+        assert session._reader.readline() == b' [{"jsonrpc": "2.0", "id": 1, "method": "ping"}]'
+    finally:
+        loop.close()

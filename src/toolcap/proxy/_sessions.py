@@ -129,7 +129,9 @@ class RelaySession:
             self._relay.from_client(line)
             return True
         ready_to_send = getattr(self.upstream, "ready_to_send", None)
-        if ready_to_send is not None and self._reader.idle():
+        # Not a batch: the relay may write one longer than the line it came in.
+        if ready_to_send is not None and self._reader.idle() and not (
+                line.lstrip().startswith(b"[")):
             # Nothing before it waits, and the upstream can take it without blocking
             # this loop: the relay takes it here too, and it is on its way at once.
             with ready_to_send(len(line)) as ready:
