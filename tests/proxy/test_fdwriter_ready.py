@@ -116,3 +116,41 @@ def test_a_batch_never_takes_the_way_from_the_loop() -> None:
         assert session._reader.readline() == b' [{"jsonrpc": "2.0", "id": 1, "method": "ping"}]'
     finally:
         loop.close()
+
+
+def test_a_small_message_behind_one_still_queued_waits_its_turn() -> None:
+    # A message the relay's thread has not handled yet is ahead: the next one, small
+    # as it is, must not overtake it by the way from the loop.
+    import asyncio
+
+    from toolcap.proxy._sessions import RelaySession
+
+    class Upstream:
+        def __init__(self) -> None:
+            self.sent: list[bytes] = []
+
+        @contextlib.contextmanager
+        def ready_to_send(self, size: int) -> Iterator[bool]:
+            yield size < select.PIPE_BUF
+
+        def send(self, line: bytes) -> None:
+            self.sent.append(line)
+
+        def run(self, *args: object, **kwargs: object) -> None: ...
+
+    big = b'{"jsonrpc": "2.0", "method": "notifications/big", "params": {"x": "' + (
+        b"y" * select.PIPE_BUF) + b'"}}'
+    small = b'{"jsonrpc": "2.0", "method": "notifications/small"}'
+    loop = asyncio.new_event_loop()
+    try:
+        upstream = Upstream()
+        session = RelaySession(upstream, None, loop, lambda line: None,  # type: ignore[arg-type]
+                               lambda: None)
+        assert session.send(small)  # nothing ahead: on its way at once
+        assert upstream.sent == [small]
+        assert session.send(big)  # too big for one write: the relay's thread takes it
+        assert session.send(small)  # behind it, in order
+        assert upstream.sent == [small]
+        assert session._reader.readline() == big
+    finally:
+        loop.close()
