@@ -39,6 +39,8 @@ __all__ = ["ProxyHooks"]
 
 #: The tool ``_meta`` key by which a host learns how long a tool's results can be.
 MAX_RESULT_KEY = "anthropic/maxResultSizeChars"
+# Tools whose least limit fits() keeps worked out at once.
+_LEAST_LIMITS_KEPT = 1024
 
 
 class ProxyHooks:
@@ -60,18 +62,29 @@ class ProxyHooks:
         self.output_schemas: dict[str, dict[str, Any]] = {}
         #: The tools a listing has shown (their schemas are known).
         self.listed: set[str] = set()
+        self._least_limits: dict[str | None, int | None] = {}  # fits(), by tool
 
     def fits(self, tool: str | None, size: int) -> bool:
         # The JSON of a message is at least as large as the UTF-8 text, media
         # and structured content in it, so a message no larger than every limit
         # is within them all. (A resource's policy name is only known later.)
+        if tool in self._least_limits:
+            least = self._least_limits[tool]
+        else:  # worked out once a tool (every message asks), for a bounded set of names
+            least = self._least_limit(tool)
+            if len(self._least_limits) >= _LEAST_LIMITS_KEPT:
+                self._least_limits.clear()  # names a client makes up do not grow it
+            self._least_limits[tool] = least
+        return least is None or size <= least
+
+    def _least_limit(self, tool: str | None) -> int | None:
         config = self.policy.config
         limits = [config.batch_ceiling, config.media_threshold, self.wire_budget]
         limits.append(self.policy.for_tool(tool).size_threshold if tool is not None else None)
         if tool is None:
             limits.extend(policy.get("size_threshold") for policy in config.tools.values())
             limits.append(ToolPolicy().size_threshold)  # the built-in default, for unlisted tools
-        return all(limit is None or size <= limit for limit in limits)
+        return min((limit for limit in limits if limit is not None), default=None)
 
     def result_bound(self, tool: str | None) -> int | None:
         """The most a result of ``tool`` holds after bounding, in characters (every
