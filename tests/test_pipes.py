@@ -64,10 +64,15 @@ def test_what_is_not_a_pipe_is_left_alone(tmp_path: Path) -> None:
     widen_pipe(-1, 1 << 20)  # nor for a closed descriptor
 
 
-def test_the_proxys_stdio_upstream_writes_into_a_one_megabyte_pipe() -> None:
-    # The server itself reports the size of the pipe its stdout is.
+@pytest.mark.parametrize("wide", [True, False])
+def test_the_proxys_stdio_upstream_writes_into_a_one_megabyte_pipe_unless_one_of_many(
+    wide: bool,
+) -> None:
+    # The server itself reports the size of the pipe its stdout is. Under --listen
+    # (a server a session) it keeps the default: each wide pipe takes from the user's
+    # budget of pipe memory.
     script = "import fcntl; print(fcntl.fcntl(1, 1032), flush=True); input()"
-    upstream = StdioUpstream([sys.executable, "-c", script])
+    upstream = StdioUpstream([sys.executable, "-c", script], wide_stdout=wide)
     upstream.start()
     lines: list[bytes] = []
     got = threading.Event()
@@ -79,6 +84,7 @@ def test_the_proxys_stdio_upstream_writes_into_a_one_megabyte_pipe() -> None:
     try:
         upstream.run(on_line, lambda: None)
         assert got.wait(30)
-        assert int(lines[0]) == UPSTREAM_PIPE == 1 << 20
+        assert int(lines[0]) == (UPSTREAM_PIPE if wide else 64 << 10)
+        assert UPSTREAM_PIPE == 1 << 20
     finally:
         upstream.stop(grace=5)

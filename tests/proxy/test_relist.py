@@ -238,3 +238,23 @@ def test_a_listening_proxy_lists_the_tools_before_a_stateless_call_of_a_tool_it_
     for answer in answers:
         jsonschema = pytest.importorskip("jsonschema")
         jsonschema.validate(answer["result"]["structuredContent"], ROWS_SCHEMA)
+
+
+def test_a_call_refused_after_a_listing_made_for_its_tool_makes_no_other_one(
+    upstream: type[_Upstream], tmp_path: Path
+) -> None:
+    upstream.always_refuse = True
+    config = write_config(tmp_path / "toolcap.toml", "")
+    with loopback_http(upstream) as port:
+        raw = RawProxy(proxy_argv("--url", f"http://127.0.0.1:{port}/mcp"),
+                       base_env(tmp_path / "artifacts", config))
+        try:
+            for _ in range(3):  # one after another, each answered before the next
+                answer = raw.request("tools/call", {"name": "where",
+                                                    "arguments": {"region": "eu"},
+                                                    "_meta": META})
+                assert answer["error"]["code"] == -32020
+        finally:
+            raw.close_stdin()
+            assert raw.proc.wait(timeout=30) == 0
+    assert upstream.seen["tools/list"] == 1

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from toolcap.proxy import _relist
 from toolcap.proxy._channel import Channel
 from toolcap.proxy._contracts import dumps
 from toolcap.proxy._stateless import SharedSession
@@ -20,7 +21,8 @@ class FakeRelaySession:
     the tools it lists are known to the session's hooks before the answer goes out."""
 
     def __init__(self, session_id: str, channel: Channel, sent: list[tuple[str, Any]],
-                 *, answers: bool = True) -> None:
+                 *, answers: bool = True, errors: int = 0) -> None:
+        self.errors = errors  # listings answered with an error first
         self.id = session_id
         self.open_streams = 0
         self.listed: set[str] = set()
@@ -36,11 +38,17 @@ class FakeRelaySession:
         message = json.loads(line)
         self._sent.append((self.id, message.get("method")))
         if message.get("method") == "tools/list" and self._answers:
-            answer = {"jsonrpc": "2.0", "id": message["id"],
-                      "result": {"tools": [{"name": "known", "inputSchema": {}}]}}
+            answer: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"],
+                                      "result": {"tools": [{"name": "known", "inputSchema": {}}]}}
+            failing = self.errors > 0
+            if failing:
+                self.errors -= 1
+                answer = {"jsonrpc": "2.0", "id": message["id"],
+                          "error": {"code": -32603, "message": "not now"}}
 
             def relay() -> None:
-                self.listed.add("known")
+                if not failing:
+                    self.listed.add("known")
                 self._channel.deliver(dumps(answer))
 
             asyncio.get_running_loop().call_soon(relay)
@@ -53,7 +61,11 @@ def call(tool: str) -> dict[str, Any]:
             "params": {"name": tool, "arguments": {}, "_meta": meta}}
 
 
-def test_calls_at_once_wait_for_one_listing_and_calls_soon_after_make_none() -> None:
+def test_calls_at_once_wait_for_one_listing_and_calls_soon_after_make_none(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_relist, "LIST_FLOOR", 3600.0)
+
     async def run() -> list[tuple[str, Any]]:
         shared, channel, sent = SharedSession(), Channel(shared=True), []
         session = FakeRelaySession("s1", channel, sent)
@@ -92,3 +104,36 @@ def test_a_listing_that_finds_the_session_ended_is_one_line_and_the_call_goes_on
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith("toolcap proxy: listing the tools before a stateless call of 'known'")
     assert line.endswith("its result is cut without the tool's output schema")
+
+
+def test_a_tool_a_listing_did_not_show_is_listed_for_again_only_after_a_while(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_relist, "LIST_FLOOR", 0.0)
+
+    async def run() -> list[tuple[str, Any]]:
+        shared, channel, sent = SharedSession(), Channel(shared=True), []
+        session = FakeRelaySession("s1", channel, sent)
+        for name in ("made-up", "made-up", "made-up-2"):
+            await shared.list_first(session, channel, [call(name)])  # type: ignore[arg-type]
+        return sent
+
+    # Not again for the same name; a new name (a tool the server may have added) is.
+    assert asyncio.run(run()) == [("s1", "tools/list"), ("s1", "tools/list")]
+
+
+def test_a_listing_answered_with_an_error_is_said_and_made_again_at_the_next_call(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(_relist, "LIST_FLOOR", 0.0)
+
+    async def run() -> FakeRelaySession:
+        shared, channel = SharedSession(), Channel(shared=True)
+        session = FakeRelaySession("s1", channel, [], errors=1)
+        for _ in range(2):
+            await shared.list_first(session, channel, [call("known")])  # type: ignore[arg-type]
+        return session
+
+    assert asyncio.run(run()).listed == {"known"}
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "failed (the server answered 'not now')" in line

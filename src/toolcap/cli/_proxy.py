@@ -211,6 +211,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         tool_name = config.read_artifact_tool
 
+    from ..proxy._heap import keep_freed_memory
+
+    # The command's own process: its allocator keeps what a big result frees for the
+    # next one (a program that runs the proxy from the library decides for itself).
+    keep_freed_memory()
     if args.listen is not None:
         options = _serve_options(args)
         from ..proxy import serve_proxy

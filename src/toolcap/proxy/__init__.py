@@ -20,7 +20,6 @@ from .._config import Config
 from .._finalize import Policy
 from ..store import LocalStore
 from ._contracts import Upstream, print_error
-from ._heap import keep_freed_memory
 from ._hooks import ProxyHooks
 from ._listen import ServeOptions
 from ._relay import Relay
@@ -52,7 +51,6 @@ def run_proxy(
     Returns the exit status: 0 when the client went away, non-zero when the
     upstream could not be started or died, with one line on stderr saying why.
     """
-    keep_freed_memory()  # first: before any thread of the proxy allocates
     policy = policy or Policy(config)
     # Open the artifact store now, in one thread: a store that cannot be opened
     # is reported once at start (the proxy still runs, bounding without keeping).
@@ -135,7 +133,6 @@ def serve_proxy(
     """
     from ._serve import serve_http
 
-    keep_freed_memory()  # first: before any thread of the proxy allocates
     policy = Policy(config)
     _flush_off_the_reply_path(policy)  # open the store once, at start, as run_proxy does
 
@@ -149,7 +146,8 @@ def serve_proxy(
             from ._http import HttpUpstream
 
             return HttpUpstream(url, headers or {}, timeout, config.max_line_size)
-        stdio = StdioUpstream(list(command or ()), max_line=config.max_line_size)
+        stdio = StdioUpstream(list(command or ()), max_line=config.max_line_size,
+                              wide_stdout=False)  # one a session: see StdioUpstream
         stdio.start()
         return stdio
 

@@ -99,8 +99,10 @@ def keep_freed_memory(keep_seconds: float = KEEP_SECONDS) -> HeapReuse | None:
         libc = ctypes.CDLL(None)
         set_option, trim = libc.mallopt, libc.malloc_trim
         trim.argtypes = [ctypes.c_size_t]
-        if not (set_option(_M_ARENA_MAX, 1) and set_option(_M_MMAP_THRESHOLD, _THRESHOLD)
-                and set_option(_M_TRIM_THRESHOLD, _THRESHOLD)):
+        # The mapping threshold first: a glibc that refuses 1 GB (older ones cap it at
+        # 32 MB) then has nothing changed at all.
+        if not (set_option(_M_MMAP_THRESHOLD, _THRESHOLD)
+                and set_option(_M_TRIM_THRESHOLD, _THRESHOLD) and set_option(_M_ARENA_MAX, 1)):
             log.debug("glibc refused the heap settings; big results use new pages each")
             return None
     except (OSError, AttributeError):

@@ -84,7 +84,7 @@ class HttpUpstream:
         self._shared: Handoff | None = None  # on a loop of the caller's (use_loop)
         self._ended = threading.Event()
         self._listings = ToolListings(url)  # routing headers, tools/list answers read
-        self._relister = Relister(url, self._listings)  # for calls refused for the headers
+        self._relister = Relister(url, self._listings, self._spawn)  # calls refused for headers
 
     @property
     def returncode(self) -> int | None:  # there is no process

@@ -225,6 +225,16 @@ class Relay:
     # -- upstream -> client ------------------------------------------------
 
     def _from_upstream(self, holder: list[bytes | bytearray]) -> None:
+        big = len(holder[0]) >= SCAN_FROM
+        if big:
+            note_big_message()  # what it frees is kept a while for the next one
+        try:
+            self._take_upstream_line(holder)
+        finally:
+            if big:
+                note_big_message()  # counted from when it is freed, however long it took
+
+    def _take_upstream_line(self, holder: list[bytes | bytearray]) -> None:
         line: bytes | bytearray | None = holder.pop()
         assert line is not None
         size = len(line)
@@ -232,8 +242,6 @@ class Relay:
         verbatim = True
         # A long line (a big result) is read by its long strings, each decoded once,
         # their bytes kept (as views of the line) to be stored without serializing them.
-        if size >= SCAN_FROM:
-            note_big_message()  # what it frees is kept a while for the next one
         raw = RawStrings() if size >= SCAN_FROM else None
         message = scan_message(line, raw=raw) if size >= SCAN_FROM else None
         if raw is not None and not _has_structured_content(message):

@@ -27,7 +27,7 @@ import contextlib
 import json
 import secrets
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from ._contracts import print_error
@@ -37,8 +37,8 @@ from ._revision import answer_result, revision_headers
 from ._sse import SseEvent, SseReader
 
 __all__ = [
-    "HEADER_MISMATCH", "LIST_EVERY", "LIST_SECONDS", "MAX_LISTING", "MAX_PAGES", "Relister",
-    "listing_request", "next_cursor",
+    "HEADER_MISMATCH", "LIST_EVERY", "LIST_FLOOR", "LIST_SECONDS", "MAX_LISTING", "MAX_PAGES",
+    "ListingGate", "Relister", "listed_page", "listing_request", "next_cursor",
 ]
 
 #: The JSON-RPC error code of a request whose headers do not match its body.
@@ -50,10 +50,14 @@ MAX_PAGES = 20
 MAX_LISTING = 64 << 20
 #: Seconds a listing of the proxy's own may take at most.
 LIST_SECONDS = 30.0
-#: Seconds from one listing of the proxy's own to the next one for the same need: a
-#: server that refuses every call, or clients that call tools it does not list,
-#: cost one listing each this long, not one a call.
+#: Seconds from one listing of the proxy's own made for a tool to the next one made
+#: for it: a server that refuses every call of it, or clients that call a tool it
+#: does not list, cost one listing each this long, not one a call.
 LIST_EVERY = 30.0
+#: Seconds between any two listings of the proxy's own, whatever they are made for.
+LIST_FLOOR = 1.0
+# Tools whose last listing the gate keeps the time of, at most.
+_TOOLS_KEPT = 1024
 # The request _meta keys a listing carries over from the client's request: those
 # by which a 2026-07-28 request names its revision and its client.
 _META_PREFIX = "io.modelcontextprotocol/"
@@ -81,14 +85,56 @@ def next_cursor(answer: bytes | None) -> str | None:
     return cursor if isinstance(cursor, str) else None
 
 
+Spawn = Callable[[Coroutine[Any, Any, None]], "asyncio.Task[None]"]
+
+
+class ListingGate:
+    """When the proxy lists the tools itself: one listing at a time (callers meanwhile
+    wait for it), made for a tool no sooner than :data:`LIST_EVERY` after the last one
+    made for it (at once again after one that failed), and no two closer than
+    :data:`LIST_FLOOR`."""
+
+    def __init__(self) -> None:
+        self._task: asyncio.Task[None] | None = None
+        self._made_for: dict[str, float] = {}  # when a listing was last made for a tool
+        self._last: float | None = None
+
+    async def list_for(self, tool: str, listing: Callable[[], Awaitable[bool]],
+                       spawn: Spawn) -> None:
+        """Make ``listing`` (True: it succeeded) for ``tool`` if the gate allows, or wait
+        for the one in flight; a caller given up on leaves it to the others."""
+        task = self._task
+        if task is None:
+            now = time.monotonic()
+            made = self._made_for.get(tool)
+            if (self._last is not None and now - self._last < LIST_FLOOR) or (
+                    made is not None and now - made < LIST_EVERY):
+                return
+            self._last = now
+            if len(self._made_for) >= _TOOLS_KEPT:
+                self._made_for.clear()  # names a client makes up do not grow it
+            self._made_for[tool] = now
+            task = self._task = spawn(self._made(tool, listing))
+            task.add_done_callback(self._done)
+        await asyncio.shield(task)
+
+    async def _made(self, tool: str, listing: Callable[[], Awaitable[bool]]) -> None:
+        if not await listing():
+            self._made_for.pop(tool, None)  # failed: the next call of it may list again
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        if self._task is task:
+            self._task = None
+
+
 class Relister:
     """The listings a ``--url`` session makes for calls refused with ``HeaderMismatch``."""
 
-    def __init__(self, url: str, listings: ToolListings) -> None:
+    def __init__(self, url: str, listings: ToolListings, spawn: Spawn) -> None:
         self._url = url
         self._listings = listings
-        self._task: asyncio.Task[None] | None = None  # the listing in flight
-        self._last: float | None = None  # when the last one began
+        self._spawn = spawn  # a task of the session's, cancelled when it ends
+        self._gate = ListingGate()
 
     async def routing_after(
         self, refusal: dict[str, Any], line: bytes, routing: dict[str, str],
@@ -104,27 +150,17 @@ class Relister:
         call = json.loads(line)
         again = self._listings.routing(call, [])  # a listing since it was sent may do
         if again == routing:
-            task = self._task
-            if task is None:
-                if self._last is not None and time.monotonic() - self._last < LIST_EVERY:
-                    return None
-                self._last = time.monotonic()
-                task = self._task = asyncio.get_running_loop().create_task(self._list(
-                    call["params"].get("_meta"), call["params"].get("name"), open_request,
-                    headers, min(seconds, LIST_SECONDS)))
-                task.add_done_callback(self._done)
-            await asyncio.shield(task)  # a call given up on leaves the listing to the others
+            tool, meta = call["params"].get("name"), call["params"].get("_meta")
+            await self._gate.list_for(str(tool), lambda: self._list(
+                meta, tool, open_request, headers, min(seconds, LIST_SECONDS)), self._spawn)
             again = self._listings.routing(call, [])
         return again if again != routing else None
 
-    def _done(self, task: asyncio.Task[None]) -> None:
-        if self._task is task:
-            self._task = None
-
     async def _list(self, meta: Any, tool: Any, open_request: Open, headers: Headers,
-                    seconds: float) -> None:
+                    seconds: float) -> bool:
         try:
             await asyncio.wait_for(self._pages(meta, open_request, headers), seconds)
+            return True
         except Exception as exc:  # refused, cut short, too long, too slow: the refusal stands
             timed_out = isinstance(exc, asyncio.TimeoutError)
             why = f"no answer within {seconds:g} s" if timed_out else (
@@ -132,6 +168,7 @@ class Relister:
             print_error(f"toolcap proxy: {self._url} refused a call of {tool!r} for its "
                         f"Mcp-Param-* headers, and listing its tools to learn them failed "
                         f"({why}); the refusal reaches the client")
+            return False
 
     async def _pages(self, meta: Any, open_request: Open, headers: Headers) -> None:
         cursor: str | None = None
@@ -153,8 +190,25 @@ class Relister:
 
 
 def _learn_page(listings: ToolListings, answer: bytes) -> str | None:
+    cursor = listed_page(answer)
     listings.learn([answer])
-    return next_cursor(answer)
+    return cursor
+
+
+def listed_page(answer: bytes) -> str | None:
+    """The next page's cursor of a ``tools/list`` answer that lists tools; raises
+    ValueError for any other answer (an error, say), naming it."""
+    found = answer_result(answer)
+    if found is not None and isinstance(found[1].get("tools"), list):
+        cursor = found[1].get("nextCursor")
+        return cursor if isinstance(cursor, str) else None
+    message: Any = None
+    with contextlib.suppress(ValueError, RecursionError):
+        message = json.loads(answer) if len(answer) < 65536 else None
+    error = message.get("error") if isinstance(message, dict) else None
+    text = error.get("message") if isinstance(error, dict) else None
+    raise ValueError(f"the server answered {text[:200]!r}" if isinstance(text, str)
+                     else "its answer lists no tools")
 
 
 async def _answer(response: Any, request_id: str, limit: int) -> bytes:

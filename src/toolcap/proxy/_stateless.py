@@ -15,14 +15,20 @@ marks of a ``--url`` server); that answer goes to no client.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ._asgi import Reply
 from ._channel import Channel, cancel_lines, id_key
 from ._contracts import dumps, print_error
-from ._relist import LIST_EVERY, LIST_SECONDS, MAX_LISTING, MAX_PAGES, listing_request, next_cursor
+from ._relist import (
+    LIST_SECONDS,
+    MAX_LISTING,
+    MAX_PAGES,
+    ListingGate,
+    listed_page,
+    listing_request,
+)
 from ._sessions import RelaySession
 
 __all__ = ["STATELESS_REVISIONS", "SharedSession"]
@@ -41,9 +47,8 @@ class SharedSession:
         self._id: str | None = None
         self._lock = asyncio.Lock()
         self._next_id = 0
-        self._listing: asyncio.Task[None] | None = None  # a listing of its own in flight
-        self._last_listing: float | None = None  # when the last one began
-        self._listed_in: str | None = None  # the session they were made in
+        self._gate = ListingGate()  # when to list the tools itself
+        self._listed_in: str | None = None  # the session it lists in
 
     async def get(
         self,
@@ -91,26 +96,16 @@ class SharedSession:
         if not unknown:
             return
         if self._listed_in != session.id:  # a session opened anew has seen no listing
-            self._listed_in, self._last_listing = session.id, None
-        task = self._listing
-        if task is None:
-            if self._last_listing is not None and (
-                    time.monotonic() - self._last_listing < LIST_EVERY):
-                return  # listed lately: a tool it did not show is not one it knows
-            self._last_listing = time.monotonic()
-            task = self._listing = asyncio.get_running_loop().create_task(
-                self._list(session, channel, calls[0].get("_meta"), unknown[0]))
-            task.add_done_callback(self._listed)
-        await asyncio.shield(task)  # a client gone away leaves the listing to the others
-
-    def _listed(self, task: asyncio.Task[None]) -> None:
-        if self._listing is task:
-            self._listing = None
+            self._listed_in, self._gate = session.id, ListingGate()
+        meta = calls[0].get("_meta")
+        await self._gate.list_for(unknown[0], lambda: self._list(
+            session, channel, meta, unknown[0]), asyncio.get_running_loop().create_task)
 
     async def _list(self, session: RelaySession, channel: Channel, meta: Any,
-                    tool: str) -> None:
+                    tool: str) -> bool:
         try:
             await asyncio.wait_for(self._pages(session, channel, meta), LIST_SECONDS)
+            return True
         except Exception as exc:  # the calls go on, cut without what a listing says
             timed_out = isinstance(exc, asyncio.TimeoutError)
             why = f"no answer within {LIST_SECONDS:g} s" if timed_out else (
@@ -118,6 +113,7 @@ class SharedSession:
             print_error(f"toolcap proxy: listing the tools before a stateless call of "
                         f"{tool!r} failed ({why}); its result is cut without the tool's "
                         "output schema")
+            return False
 
     async def _pages(self, session: RelaySession, channel: Channel, meta: Any) -> None:
         cursor: str | None = None
@@ -140,8 +136,8 @@ class SharedSession:
             if left < 0:
                 raise ValueError(f"a listing over {MAX_LISTING >> 20} MB")
             # The relay has read the answer (it learnt from it); the next page off the loop.
-            cursor = await asyncio.to_thread(next_cursor, answer) if len(answer) > (
-                16 << 10) else next_cursor(answer)
+            cursor = await asyncio.to_thread(listed_page, answer) if len(answer) > (
+                16 << 10) else listed_page(answer)
             if cursor is None:
                 return
 

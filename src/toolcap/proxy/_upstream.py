@@ -47,7 +47,11 @@ class StdioUpstream:
         cwd: str | None = None,
         stderr: StderrPump | None = None,
         max_line: int | None = None,
+        wide_stdout: bool = True,
     ) -> None:
+        """``wide_stdout``: its stdout a 1 MB pipe (a big result in few reads); off
+        where many run at once (``--listen``), as each takes from the user's budget of
+        pipe memory, past which every new pipe of the user is small."""
         if not argv:
             raise UpstreamStartError("toolcap proxy: no upstream command given after --", 2)
         self.argv = list(argv)
@@ -60,6 +64,7 @@ class StdioUpstream:
         self._closed_called = False
         self._stderr = stderr
         self._max_line = max_line
+        self._wide_stdout = wide_stdout
         self._guard: GroupGuard | None = None
 
     @property
@@ -110,7 +115,8 @@ class StdioUpstream:
             ) from None
         self._guard = guard
         assert self._proc.stdout is not None
-        widen_pipe(self._proc.stdout.fileno(), UPSTREAM_PIPE)
+        if self._wide_stdout:
+            widen_pipe(self._proc.stdout.fileno(), UPSTREAM_PIPE)
         if self._stderr is not None and self._proc.stderr is not None:
             self._stderr.relay(os.dup(self._proc.stderr.fileno()))
             self._proc.stderr.close()
