@@ -23,9 +23,10 @@ import logging
 import platform
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["KEEP_SECONDS", "HeapReuse", "keep_freed_memory", "note_big_message"]
+__all__ = ["KEEP_SECONDS", "HeapReuse", "handling", "keep_freed_memory"]
 
 log = logging.getLogger("toolcap.proxy")
 
@@ -111,7 +112,14 @@ def keep_freed_memory(keep_seconds: float = KEEP_SECONDS) -> HeapReuse | None:
     return _reuse
 
 
-def note_big_message() -> None:
-    """Tell the heap a big message was handled (nothing when heap reuse is off)."""
-    if _reuse is not None:
+@contextlib.contextmanager
+def handling(big: bool) -> Iterator[None]:
+    """While a message is handled: if it is ``big``, what it frees is kept a while for
+    the next one, counted from when it is freed (nothing when heap reuse is off)."""
+    if big and _reuse is not None:
         _reuse.note()
+    try:
+        yield
+    finally:
+        if big and _reuse is not None:
+            _reuse.note()

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 from ._contracts import OnLine, OnLongLine, dumps, print_error
 from ._handoff import Handoff
 from ._http_errors import describe_transport_error, explain_refusal
-from ._httpclient import send_request, usable_for
+from ._httpclient import new_client, send_request
 from ._httpevents import deliver_json, listen, read_events, resume
 from ._httpsend import Outgoing
 from ._io import WriterClosed
@@ -102,7 +102,7 @@ class HttpUpstream:
         on_long_line: OnLongLine | None = None,
     ) -> None:
         """Start the client's event loop; each message from the server goes to ``on_line``."""
-        self._client = self._new_client()
+        self._client = new_client(self.url, self.headers, *self._timeouts)
         self._on_line, self._on_long_line = on_line, on_long_line
         if self._shared is not None:
             self._shared.on_line = on_line
@@ -125,15 +125,6 @@ class HttpUpstream:
         with self._starting:
             self._loop = loop
             self._thread.start()
-
-    def _new_client(self) -> Any:
-        import httpx2
-
-        connect, read = self._timeouts
-        if usable_for(self.url, self.headers):
-            return RawClient(self.url, self.headers, connect, read)
-        # An HTTP proxy from the environment, say: httpx2 knows how to use it.
-        return httpx2.AsyncClient(headers=self.headers, timeout=httpx2.Timeout(connect, read=read))
 
     def send(self, line: bytes) -> None:
         """Send one message line. Raises WriterClosed if the session has been stopped."""

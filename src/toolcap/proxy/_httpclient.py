@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 from ._rawhttp import RawClient, RawResponse, header_safe
 
-__all__ = ["drain", "send_request", "usable_for"]
+__all__ = ["drain", "new_client", "send_request", "usable_for"]
 
 
 def usable_for(url: str, headers: dict[str, str]) -> bool:
@@ -29,6 +29,16 @@ def usable_for(url: str, headers: dict[str, str]) -> bool:
     ):
         return False
     return all(header_safe(name) and header_safe(value) for name, value in headers.items())
+
+
+def new_client(url: str, headers: dict[str, str], connect: float, read: float) -> Any:
+    """The client for ``url``: a :class:`RawClient` where it is usable, else an
+    ``httpx2.AsyncClient`` (through an HTTP proxy from the environment, say)."""
+    if usable_for(url, headers):
+        return RawClient(url, headers, connect, read)
+    import httpx2
+
+    return httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(connect, read=read))
 
 
 async def send_request(client: Any, url: str, method: str, headers: dict[str, str],

@@ -26,7 +26,7 @@ from typing import Any
 from ..adapters._mcpstructured import raw_strings
 from ..core._jsonraw import RawStrings
 from ._contracts import ClientEnds, Hooks, ToolNameConflict, Upstream, dumps, guarded, print_error
-from ._heap import note_big_message
+from ._heap import handling
 from ._io import FdWriter, LineReader, WriterClosed
 from ._long import WINDOW
 from ._pending import Pending, PendingTable
@@ -225,14 +225,8 @@ class Relay:
     # -- upstream -> client ------------------------------------------------
 
     def _from_upstream(self, holder: list[bytes | bytearray]) -> None:
-        big = len(holder[0]) >= SCAN_FROM
-        if big:
-            note_big_message()  # what it frees is kept a while for the next one
-        try:
+        with handling(big=len(holder[0]) >= SCAN_FROM):
             self._take_upstream_line(holder)
-        finally:
-            if big:
-                note_big_message()  # counted from when it is freed, however long it took
 
     def _take_upstream_line(self, holder: list[bytes | bytearray]) -> None:
         line: bytes | bytearray | None = holder.pop()

@@ -14,10 +14,11 @@ proxy started. So the proxy lists the tools itself, with the
 * ``SharedSession.list_first`` (``_stateless``): before a stateless client's first
   call of a tool no listing has shown, through the session it is relayed by.
 
-Either is one listing at a time (calls that need one meanwhile wait for it), at
-most one each :data:`LIST_EVERY` seconds, every page (:data:`MAX_PAGES` at most,
-:data:`MAX_LISTING` bytes in all), within :data:`LIST_SECONDS`; one that fails is
-one line on stderr.
+Either goes through a :class:`ListingGate` (one listing at a time; again for a
+tool only after :data:`LIST_EVERY` seconds, or after one that failed; never two
+within :data:`LIST_FLOOR`), reads every page (:data:`MAX_PAGES` at most,
+:data:`MAX_LISTING` bytes in all) within :data:`LIST_SECONDS`, and says one that
+fails in one line on stderr (:func:`listing_failure`).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from ._sse import SseEvent, SseReader
 
 __all__ = [
     "HEADER_MISMATCH", "LIST_EVERY", "LIST_FLOOR", "LIST_SECONDS", "MAX_LISTING", "MAX_PAGES",
-    "ListingGate", "Relister", "listed_page", "listing_request", "next_cursor",
+    "ListingGate", "Relister", "listed_page", "listing_failure", "listing_request",
 ]
 
 #: The JSON-RPC error code of a request whose headers do not match its body.
@@ -78,11 +79,11 @@ def listing_request(request_id: str, meta: Any, cursor: str | None) -> dict[str,
     return {"jsonrpc": "2.0", "id": request_id, "method": "tools/list", "params": params}
 
 
-def next_cursor(answer: bytes | None) -> str | None:
-    """The ``nextCursor`` of a ``tools/list`` answer, if another page follows."""
-    found = answer_result(answer) if answer is not None else None
-    cursor = found[1].get("nextCursor") if found is not None else None
-    return cursor if isinstance(cursor, str) else None
+def listing_failure(exc: Exception, seconds: float) -> str:
+    """Why a listing of the proxy's own failed, in a few words."""
+    if isinstance(exc, asyncio.TimeoutError):
+        return f"no answer within {seconds:g} s"
+    return str(exc) or type(exc).__name__
 
 
 Spawn = Callable[[Coroutine[Any, Any, None]], "asyncio.Task[None]"]
@@ -162,12 +163,9 @@ class Relister:
             await asyncio.wait_for(self._pages(meta, open_request, headers), seconds)
             return True
         except Exception as exc:  # refused, cut short, too long, too slow: the refusal stands
-            timed_out = isinstance(exc, asyncio.TimeoutError)
-            why = f"no answer within {seconds:g} s" if timed_out else (
-                str(exc) or type(exc).__name__)
             print_error(f"toolcap proxy: {self._url} refused a call of {tool!r} for its "
                         f"Mcp-Param-* headers, and listing its tools to learn them failed "
-                        f"({why}); the refusal reaches the client")
+                        f"({listing_failure(exc, seconds)}); the refusal reaches the client")
             return False
 
     async def _pages(self, meta: Any, open_request: Open, headers: Headers) -> None:

@@ -27,6 +27,7 @@ from ._relist import (
     MAX_PAGES,
     ListingGate,
     listed_page,
+    listing_failure,
     listing_request,
 )
 from ._sessions import RelaySession
@@ -107,12 +108,9 @@ class SharedSession:
             await asyncio.wait_for(self._pages(session, channel, meta), LIST_SECONDS)
             return True
         except Exception as exc:  # the calls go on, cut without what a listing says
-            timed_out = isinstance(exc, asyncio.TimeoutError)
-            why = f"no answer within {LIST_SECONDS:g} s" if timed_out else (
-                str(exc) or type(exc).__name__)
             print_error(f"toolcap proxy: listing the tools before a stateless call of "
-                        f"{tool!r} failed ({why}); its result is cut without the tool's "
-                        "output schema")
+                        f"{tool!r} failed ({listing_failure(exc, LIST_SECONDS)}); its result "
+                        "is cut without the tool's output schema")
             return False
 
     async def _pages(self, session: RelaySession, channel: Channel, meta: Any) -> None:
