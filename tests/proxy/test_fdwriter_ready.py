@@ -4,6 +4,7 @@ small enough to go in one write that never waits (PIPE_BUF)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import select
@@ -11,6 +12,7 @@ import threading
 from collections.abc import Iterator
 
 from toolcap.proxy._io import FdWriter
+from toolcap.proxy._sessions import RelaySession
 
 
 @contextlib.contextmanager
@@ -88,69 +90,58 @@ def test_a_closed_writer_is_not_ready() -> None:
             assert not ready
 
 
+class _Upstream:
+    """A stdio upstream as a session sees it: a line goes from the loop when it is
+    under PIPE_BUF (the sizes asked for are kept), and what is sent is kept."""
+
+    def __init__(self) -> None:
+        self.asked: list[int] = []
+        self.sent: list[bytes] = []
+
+    @contextlib.contextmanager
+    def ready_to_send(self, size: int) -> Iterator[bool]:
+        self.asked.append(size)
+        yield size < select.PIPE_BUF
+
+    def send(self, line: bytes) -> None:
+        self.sent.append(line)
+
+    def run(self, *args: object, **kwargs: object) -> None: ...
+
+
+@contextlib.contextmanager
+def _session() -> Iterator[tuple[_Upstream, RelaySession]]:
+    """A session of its relay not started: what goes to its thread stays queued."""
+    loop = asyncio.new_event_loop()
+    upstream = _Upstream()
+    try:
+        yield upstream, RelaySession(upstream, None, loop,  # type: ignore[arg-type]
+                                     lambda line: None, lambda: None)
+    finally:
+        loop.close()
+
+
 def test_a_batch_never_takes_the_way_from_the_loop() -> None:
     # The relay may write a batch longer than it came (what the proxy answers itself
     # leaves it, the rest serialized again): it goes through the relay's own thread.
-    import asyncio
-
-    from toolcap.proxy._sessions import RelaySession
-
-    class Upstream:
-        def __init__(self) -> None:
-            self.asked: list[int] = []
-
-        @contextlib.contextmanager
-        def ready_to_send(self, size: int) -> Iterator[bool]:
-            self.asked.append(size)
-            yield True
-
-        def run(self, *args: object, **kwargs: object) -> None: ...
-
-    loop = asyncio.new_event_loop()
-    try:
-        upstream = Upstream()
-        session = RelaySession(upstream, None, loop, lambda line: None,  # type: ignore[arg-type]
-                               lambda: None)
-        assert session.send(b' [{"jsonrpc": "2.0", "id": 1, "method": "ping"}]')
+    batch = b' [{"jsonrpc": "2.0", "id": 1, "method": "ping"}]'
+    with _session() as (upstream, session):
+        assert session.send(batch)
         assert upstream.asked == []
-        assert session._reader.readline() == b' [{"jsonrpc": "2.0", "id": 1, "method": "ping"}]'
-    finally:
-        loop.close()
+        assert upstream.sent == []
+        assert session._reader.readline() == batch
 
 
 def test_a_small_message_behind_one_still_queued_waits_its_turn() -> None:
     # A message the relay's thread has not handled yet is ahead: the next one, small
     # as it is, must not overtake it by the way from the loop.
-    import asyncio
-
-    from toolcap.proxy._sessions import RelaySession
-
-    class Upstream:
-        def __init__(self) -> None:
-            self.sent: list[bytes] = []
-
-        @contextlib.contextmanager
-        def ready_to_send(self, size: int) -> Iterator[bool]:
-            yield size < select.PIPE_BUF
-
-        def send(self, line: bytes) -> None:
-            self.sent.append(line)
-
-        def run(self, *args: object, **kwargs: object) -> None: ...
-
     big = b'{"jsonrpc": "2.0", "method": "notifications/big", "params": {"x": "' + (
         b"y" * select.PIPE_BUF) + b'"}}'
     small = b'{"jsonrpc": "2.0", "method": "notifications/small"}'
-    loop = asyncio.new_event_loop()
-    try:
-        upstream = Upstream()
-        session = RelaySession(upstream, None, loop, lambda line: None,  # type: ignore[arg-type]
-                               lambda: None)
+    with _session() as (upstream, session):
         assert session.send(small)  # nothing ahead: on its way at once
         assert upstream.sent == [small]
         assert session.send(big)  # too big for one write: the relay's thread takes it
         assert session.send(small)  # behind it, in order
         assert upstream.sent == [small]
         assert session._reader.readline() == big
-    finally:
-        loop.close()

@@ -79,3 +79,25 @@ def test_a_freed_big_buffer_stays_resident_for_reuse_then_is_given_back() -> Non
     assert faults < 1000  # the second 200 MB took the pages the first one freed (51,200)
     assert kept - before >= 150  # kept while big results may still come
     assert after - before < 50  # and given back after
+
+
+def test_a_big_message_is_noted_when_its_handling_starts_and_when_it_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from toolcap.proxy import _heap
+
+    class Noted:
+        def __init__(self) -> None:
+            self.times = 0
+
+        def note(self) -> None:
+            self.times += 1
+
+    noted = Noted()
+    monkeypatch.setattr(_heap, "_reuse", noted)
+    with _heap.handling(big=False):
+        pass
+    assert noted.times == 0  # a small message keeps nothing
+    with _heap.handling(big=True):
+        assert noted.times == 1
+    assert noted.times == 2  # the wait before giving memory back starts again here

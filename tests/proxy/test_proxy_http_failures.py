@@ -256,6 +256,18 @@ class _CutStreamHandler(StubHandler):
     def _events(self, text: str) -> None:
         self.answer(200, text.encode(), "text/event-stream", mcp_session_id="cut-session")
 
+    def _cut_body(self, sent: bytes, **headers: str) -> None:
+        """An event stream of ``sent``, its connection closed 4 KB before the end its
+        content-length says."""
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        for name, value in headers.items():
+            self.send_header(name.replace("_", "-"), value)
+        self.send_header("content-length", str(len(sent) + 4096))
+        self.end_headers()
+        self.wfile.write(sent)
+        self.close_connection = True
+
     def do_POST(self) -> None:
         message = self.message()
         if message.get("method") != "initialize":
@@ -271,23 +283,11 @@ class _CutStreamHandler(StubHandler):
             result = {"protocolVersion": "2025-06-18", "capabilities": {},
                       "serverInfo": {"name": "answered", "version": "1"}}
             answer = {"jsonrpc": "2.0", "id": message["id"], "result": result}
-            sent = f"id: e1\ndata: {json.dumps(answer)}\n\n".encode()
-            self.send_response(200)
-            self.send_header("content-type", "text/event-stream")
-            self.send_header("content-length", str(len(sent) + 4096))
-            self.end_headers()
-            self.wfile.write(sent)
-            self.close_connection = True
+            self._cut_body(f"id: e1\ndata: {json.dumps(answer)}\n\n".encode())
         elif self.path.startswith("/drop"):
             # The connection drops inside the answer's event, its body far from whole.
-            sent = b'retry: 10\nid: e1\ndata:\n\nid: e2\ndata: {"jsonrpc": "2.0", "id'
-            self.send_response(200)
-            self.send_header("content-type", "text/event-stream")
-            self.send_header("mcp-session-id", "cut-session")
-            self.send_header("content-length", str(len(sent) + 4096))
-            self.end_headers()
-            self.wfile.write(sent)
-            self.close_connection = True
+            self._cut_body(b'retry: 10\nid: e1\ndata:\n\nid: e2\ndata: {"jsonrpc": "2.0", "id',
+                           mcp_session_id="cut-session")
         else:
             self._events("retry: 10\nid: e1\ndata:\n\n")
 
@@ -320,18 +320,12 @@ def test_an_answer_stream_that_ends_before_the_answer_is_an_error_naming_the_url
     assert shown == lines[0]
 
 
+# /resume: the stream ends before the answer; /drop: its connection drops inside it.
+@pytest.mark.parametrize("path", ["resume", "drop"])
 def test_an_answer_stream_cut_short_is_resumed_after_its_last_event(
-    portal: BlockingPortal, env: dict[str, str], tmp_path: Path, cut_server: str
+    portal: BlockingPortal, env: dict[str, str], tmp_path: Path, cut_server: str, path: str
 ) -> None:
-    argv = proxy_argv("--url", f"{cut_server}/resume/mcp")
-    with Client(portal, argv, env, tmp_path / "stderr.log") as client:
-        assert client.init.server_info.name == "resumed"
-
-
-def test_an_answer_stream_whose_connection_drops_inside_an_event_is_resumed(
-    portal: BlockingPortal, env: dict[str, str], tmp_path: Path, cut_server: str
-) -> None:
-    argv = proxy_argv("--url", f"{cut_server}/drop/mcp")
+    argv = proxy_argv("--url", f"{cut_server}/{path}/mcp")
     with Client(portal, argv, env, tmp_path / "stderr.log") as client:
         assert client.init.server_info.name == "resumed"
 
