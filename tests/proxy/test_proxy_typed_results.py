@@ -163,3 +163,20 @@ def test_the_fastmcp_client_gets_typed_data_from_a_cut_result(
     assert REF.search(report.data.body)
     assert not isinstance(listing.data, dict)
     assert listing.data.rows[0].id == 0 and listing.data.total == 5000
+
+
+def test_a_typed_result_called_before_any_listing_is_cut_to_its_schema(
+    portal: BlockingPortal, home: Path, env: dict[str, str]
+) -> None:
+    # A client may call a tool it has not listed through this proxy (it keeps its
+    # list from an earlier connection): the proxy lists the tools itself first, so
+    # the cut keeps to the schema the client then validates against (the SDK client
+    # lists after such a call and validates the result it already has).
+    argv = proxy_argv("--", sys.executable, str(BIGSERVER))
+    with Client(portal, argv, env, home / "unlisted.log") as fresh:
+        result = fresh.call("listing", {"count": 5000})
+        assert fresh.session is not None
+        tools = fresh.run(fresh.session.list_tools).tools
+    schema = next(tool.output_schema for tool in tools if tool.name == "listing")
+    jsonschema.Draft202012Validator(schema).validate(result.structured_content)
+    assert json_bytes(result.structured_content) <= THRESHOLD

@@ -1,7 +1,8 @@
-"""A 2026-07-28 call the server refuses for its Mcp-Param-* headers (HeaderMismatch, made
-before the proxy saw any listing): the proxy lists the tools itself and sends the call
-once more, and only once, and a listing that fails or never ends leaves the refusal as
-the answer."""
+"""A 2026-07-28 call of a tool the proxy saw no listing of carries its Mcp-Param-*
+headers from the listing the relay makes itself first; one the server still refuses for
+them (HeaderMismatch: its marks changed since, or that listing failed) makes the proxy
+list the tools again and send the call once more, and only once, and a listing that
+fails or never ends leaves the refusal as the answer."""
 
 from __future__ import annotations
 
@@ -32,10 +33,12 @@ MARKED = {"type": "object", "properties": {"region": {"type": "string", "x-mcp-h
 class _Upstream(StubHandler):
     """Refuses a call whose Mcp-Param-Region does not mirror its region (or every call,
     ``always_refuse``); lists the tool, as JSON or as events, one page or pages without
-    end; or refuses, or never answers, the listing."""
+    end, without its mark in the first ``unmarked`` listings (its marks changed since);
+    or refuses, or never answers, the listing."""
 
     listing: ClassVar[str] = "json"  # "json", "events", "endless", "refused", "silent"
     always_refuse: ClassVar[bool] = False
+    unmarked: ClassVar[int] = 0
     seen: ClassVar[Counter[str]] = Counter()
     list_metas: ClassVar[list[Any]] = []
     call_headers: ClassVar[list[str | None]] = []
@@ -71,7 +74,9 @@ class _Upstream(StubHandler):
         if self.listing == "silent":
             type(self).release.wait(60)
             return
-        result: dict[str, Any] = {"tools": [{"name": "where", "inputSchema": MARKED}],
+        marked = len(self.list_metas) > self.unmarked
+        result: dict[str, Any] = {"tools": [{"name": "where", "inputSchema": MARKED if marked
+                                             else {"type": "object"}}],
                                   "resultType": "complete"}
         if self.listing == "endless":
             result["nextCursor"] = "again"
@@ -122,34 +127,46 @@ def call_through_proxy(handler: type[_Upstream], tmp_path: Path, *args: str) -> 
 
 
 @pytest.mark.parametrize("listing", ["json", "events"])
-def test_a_call_refused_for_its_headers_is_sent_again_with_them_after_a_listing(
+def test_a_call_before_any_listing_carries_its_headers_from_the_proxys_own_listing(
     upstream: type[_Upstream], tmp_path: Path, listing: str
 ) -> None:
     upstream.listing = listing
     answer = call_through_proxy(upstream, tmp_path)
     assert answer["result"]["content"][0]["text"] == "region eu"
-    assert upstream.seen == Counter({"tools/call": 2, "tools/list": 1})
-    assert upstream.call_headers == [None, "eu"]
+    assert upstream.seen == Counter({"tools/call": 1, "tools/list": 1})
+    assert upstream.call_headers == ["eu"]
     # The listing names the call's revision and client, not the call's progress token.
     assert upstream.list_metas == [{k: v for k, v in META.items() if k != "progressToken"}]
+
+
+@pytest.mark.parametrize("listing", ["json", "events"])
+def test_a_call_refused_for_its_headers_is_sent_again_with_them_after_a_listing(
+    upstream: type[_Upstream], tmp_path: Path, listing: str
+) -> None:
+    upstream.listing, upstream.unmarked = listing, 1
+    answer = call_through_proxy(upstream, tmp_path)
+    assert answer["result"]["content"][0]["text"] == "region eu"
+    assert upstream.seen == Counter({"tools/call": 2, "tools/list": 2})
+    assert upstream.call_headers == [None, "eu"]
+    assert upstream.list_metas == 2 * [{k: v for k, v in META.items() if k != "progressToken"}]
 
 
 def test_a_call_refused_again_after_the_listing_is_not_sent_a_third_time(
     upstream: type[_Upstream], tmp_path: Path
 ) -> None:
-    upstream.always_refuse = True
+    upstream.always_refuse, upstream.unmarked = True, 1
     answer = call_through_proxy(upstream, tmp_path)
     assert answer["error"]["code"] == -32020
-    assert upstream.seen == Counter({"tools/call": 2, "tools/list": 1})
+    assert upstream.seen == Counter({"tools/call": 2, "tools/list": 2})
 
 
 def test_a_listing_whose_pages_never_end_is_read_twenty_pages_deep(
     upstream: type[_Upstream], tmp_path: Path
 ) -> None:
-    upstream.listing = "endless"
+    upstream.listing, upstream.unmarked = "endless", 20  # the relay's listing: no marks
     answer = call_through_proxy(upstream, tmp_path)
     assert answer["result"]["content"][0]["text"] == "region eu"
-    assert upstream.seen == Counter({"tools/call": 2, "tools/list": 20})
+    assert upstream.seen == Counter({"tools/call": 2, "tools/list": 40})
 
 
 @pytest.mark.parametrize("listing, args", [("refused", ()), ("silent", ("--timeout", "1"))])
@@ -159,7 +176,10 @@ def test_a_listing_that_fails_leaves_the_refusal_as_the_answer(
     upstream.listing = listing
     (answer,), stderr = calls_through_proxy(upstream, tmp_path, *args)
     assert answer["error"]["code"] == -32020
-    assert upstream.seen == Counter({"tools/call": 1, "tools/list": 1})
+    # The relay's own listing failed before the call, then the one made for the refusal.
+    assert upstream.seen == Counter({"tools/call": 1, "tools/list": 2})
+    (before,) = [line for line in stderr.splitlines() if "before a call of" in line]
+    assert before.startswith("toolcap proxy: listing the tools before a call of 'where' failed")
     (line,) = [line for line in stderr.splitlines() if "listing its tools" in line]
     assert line.startswith("toolcap proxy: http://127.0.0.1:")
     assert "refused a call of 'where' for its Mcp-Param-* headers" in line
@@ -171,8 +191,9 @@ def test_calls_refused_at_once_wait_for_one_listing_and_later_ones_make_none(
     upstream.always_refuse = True
     answers, _ = calls_through_proxy(upstream, tmp_path, calls=8)
     assert all(answer["error"]["code"] == -32020 for answer in answers)
-    # Each refused call is sent again at most once, after the one listing.
-    assert upstream.seen["tools/list"] == 1
+    # One listing before the calls (the relay's), one for the refusals; each refused
+    # call is sent again at most once.
+    assert upstream.seen["tools/list"] == 2
     assert upstream.seen["tools/call"] <= 16
 
 
@@ -257,4 +278,4 @@ def test_a_call_refused_after_a_listing_made_for_its_tool_makes_no_other_one(
         finally:
             raw.close_stdin()
             assert raw.proc.wait(timeout=30) == 0
-    assert upstream.seen["tools/list"] == 1
+    assert upstream.seen["tools/list"] == 2  # the relay's own, then one for the refusals

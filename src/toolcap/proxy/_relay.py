@@ -28,6 +28,7 @@ from ..core._jsonraw import RawStrings
 from ._contracts import ClientEnds, Hooks, ToolNameConflict, Upstream, dumps, guarded, print_error
 from ._heap import handling
 from ._io import FdWriter, LineReader, WriterClosed
+from ._listfirst import ListFirst
 from ._long import WINDOW
 from ._pending import Pending, PendingTable
 from ._revision import empty_tools_list, for_revision, text_result, wants_result_type
@@ -67,6 +68,9 @@ class Relay:
         self._upstream_has_tools = True
         self._initialized = False
         self._workers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="toolcap-artifact")
+        # Listings of the relay's own before calls of tools no listing has shown.
+        self._list_first = ListFirst(self._send_now, self._workers.submit,
+                                     lambda result, first: hooks.tools_list(result, first))
         # Tool results in the upstream line being handled (one reader thread), for diagnostics.
         self._results_in_line: list[tuple[str, Any]] = []
         self._unread = UnreadMessages(hooks, self._pending, self._reply, self._reply_error,
@@ -101,6 +105,7 @@ class Relay:
 
     def _finish(self) -> int:
         by = self._ended_by
+        self._list_first.close()
         self._workers.shutdown(wait=False, cancel_futures=True)
         if by == "upstream":
             # Its stdout ended: reap it (or stop it, if it only closed stdout) for its status.
@@ -162,11 +167,11 @@ class Relay:
             ]
             if len(rest) != len(message):
                 if rest:
-                    self._to_upstream(dumps(rest))
+                    self._to_upstream(dumps(rest), rest)
                 return
         elif isinstance(message, dict) and self._note_client_message(message):
             return
-        self._to_upstream(line)
+        self._to_upstream(line, message)
 
     def _note_client_message(self, message: dict[str, Any]) -> bool:
         """Record what must be intercepted on the way back; True if answered here."""
@@ -187,6 +192,10 @@ class Relay:
                 self._workers.submit(self._answer_read_artifact, call_id, message, typed)
                 return True
             self._pending.track(call_id, Pending("tools/call", str(name), typed))
+            if isinstance(name, str) and self._upstream_has_tools and (
+                    not self._hooks.listed_tool(name)):
+                # Its output schema (a --url server's Mcp-Param marks) is not known yet.
+                self._list_first.before_call(name, params.get("_meta"))
         elif method == "tools/list":
             if not self._upstream_has_tools:
                 self._reply(call_id, self._hooks.tools_list(empty_tools_list(typed), True), typed)
@@ -202,7 +211,11 @@ class Relay:
             self._pending.track(call_id, Pending("initialize"))
         return False
 
-    def _to_upstream(self, line: bytes) -> None:
+    def _to_upstream(self, line: bytes, message: Any = None) -> None:
+        if not self._list_first.hold(line, message):
+            self._send_now(line)
+
+    def _send_now(self, line: bytes) -> None:
         try:
             self._upstream.send(line)
         except WriterClosed:
@@ -302,6 +315,13 @@ class Relay:
             return message
         # Any answer means the upstream is up (the 2026 protocol has no initialize).
         self._initialized = True
+        if self._list_first.is_own(message["id"]):
+            try:  # a page of a listing of the relay's own: learnt from, sent to no one
+                self._list_first.answered(message["id"], message, size)
+            except ToolNameConflict as exc:
+                self.exit_message = f"toolcap proxy: {exc}"
+                self._end("conflict")
+            return None
         entry = self._pending.take(message["id"])
         if entry is None:
             return message

@@ -8,17 +8,18 @@ through another replica of a fleet, or one that keeps its list from before the
 proxy started. So the proxy lists the tools itself, with the
 ``io.modelcontextprotocol/*`` ``_meta`` of the client's request:
 
+* ``ListFirst`` (``_listfirst``): the relay, before a call of a tool no listing
+  has shown it, whatever the client and the server; the call waits for it;
 * :class:`Relister`: a ``--url`` call the server refused with ``HeaderMismatch``
-  (HTTP 400), as the revision asks of a client; the call is sent once more if the
-  listing changes its headers, else the refusal reaches the client as it came;
-* ``SharedSession.list_first`` (``_stateless``): before a stateless client's first
-  call of a tool no listing has shown, through the session it is relayed by.
+  (HTTP 400) all the same (the tool's marks changed, or that listing failed), as
+  the revision asks of a client; the call is sent once more if the listing
+  changes its headers, else the refusal reaches the client as it came.
 
-Either goes through a :class:`ListingGate` (one listing at a time; again for a
-tool only after :data:`LIST_EVERY` seconds, or after one that failed; never two
-within :data:`LIST_FLOOR`), reads every page (:data:`MAX_PAGES` at most,
-:data:`MAX_LISTING` bytes in all) within :data:`LIST_SECONDS`, and says one that
-fails in one line on stderr (:func:`listing_failure`).
+Either lists when :class:`ListingTimes` allows (again for a tool only after
+:data:`LIST_EVERY` seconds, or after one that failed; never two within
+:data:`LIST_FLOOR`), one listing at a time, reads every page (:data:`MAX_PAGES`
+at most, :data:`MAX_LISTING` bytes in all) within a deadline, and says one that
+fails in one line on stderr.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from ._sse import SseEvent, SseReader
 
 __all__ = [
     "HEADER_MISMATCH", "LIST_EVERY", "LIST_FLOOR", "LIST_SECONDS", "MAX_LISTING", "MAX_PAGES",
-    "ListingGate", "Relister", "listed_page", "listing_failure", "listing_request",
+    "ListingGate", "ListingTimes", "Relister", "listed_page", "listing_failure", "listing_request",
 ]
 
 #: The JSON-RPC error code of a request whose headers do not match its body.
@@ -89,16 +90,40 @@ def listing_failure(exc: Exception, seconds: float) -> str:
 Spawn = Callable[[Coroutine[Any, Any, None]], "asyncio.Task[None]"]
 
 
+class ListingTimes:
+    """Whether the proxy may list the tools itself now, for a tool: no sooner than
+    :data:`LIST_EVERY` after the last listing made for it (at once again after one
+    that failed), and no two listings closer than :data:`LIST_FLOOR`."""
+
+    def __init__(self) -> None:
+        self._made_for: dict[str, float] = {}  # when a listing was last made for a tool
+        self._last: float | None = None
+
+    def due(self, tool: str) -> bool:
+        """Whether a listing for ``tool`` may be made now; if so, it counts as made."""
+        now = time.monotonic()
+        made = self._made_for.get(tool)
+        if (self._last is not None and now - self._last < LIST_FLOOR) or (
+                made is not None and now - made < LIST_EVERY):
+            return False
+        self._last = now
+        if len(self._made_for) >= _TOOLS_KEPT:
+            self._made_for.clear()  # names a client makes up do not grow it
+        self._made_for[tool] = now
+        return True
+
+    def failed(self, tool: str) -> None:
+        """The listing made for ``tool`` failed: the next call of it may list again."""
+        self._made_for.pop(tool, None)
+
+
 class ListingGate:
-    """When the proxy lists the tools itself: one listing at a time (callers meanwhile
-    wait for it), made for a tool no sooner than :data:`LIST_EVERY` after the last one
-    made for it (at once again after one that failed), and no two closer than
-    :data:`LIST_FLOOR`."""
+    """One listing of the proxy's own at a time on an event loop (callers meanwhile
+    wait for it), made when :class:`ListingTimes` allows."""
 
     def __init__(self) -> None:
         self._task: asyncio.Task[None] | None = None
-        self._made_for: dict[str, float] = {}  # when a listing was last made for a tool
-        self._last: float | None = None
+        self._times = ListingTimes()
 
     async def list_for(self, tool: str, listing: Callable[[], Awaitable[bool]],
                        spawn: Spawn) -> None:
@@ -106,22 +131,15 @@ class ListingGate:
         for the one in flight; a caller given up on leaves it to the others."""
         task = self._task
         if task is None:
-            now = time.monotonic()
-            made = self._made_for.get(tool)
-            if (self._last is not None and now - self._last < LIST_FLOOR) or (
-                    made is not None and now - made < LIST_EVERY):
+            if not self._times.due(tool):
                 return
-            self._last = now
-            if len(self._made_for) >= _TOOLS_KEPT:
-                self._made_for.clear()  # names a client makes up do not grow it
-            self._made_for[tool] = now
             task = self._task = spawn(self._made(tool, listing))
             task.add_done_callback(self._done)
         await asyncio.shield(task)
 
     async def _made(self, tool: str, listing: Callable[[], Awaitable[bool]]) -> None:
         if not await listing():
-            self._made_for.pop(tool, None)  # failed: the next call of it may list again
+            self._times.failed(tool)
 
     def _done(self, task: asyncio.Task[None]) -> None:
         if self._task is task:

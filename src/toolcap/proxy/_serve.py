@@ -173,7 +173,6 @@ class _Server:
         if isinstance(found, Reply):
             return found
         session, channel = found
-        await self._shared.list_first(session, channel, requests)
         rewritten, originals = self._shared.own_ids(requests)
         exchange = channel.open_post([message["id"] for message in rewritten])
         session.open_streams += 1

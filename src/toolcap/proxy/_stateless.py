@@ -6,10 +6,8 @@ their ids are replaced by ids of the proxy's own (clients choose theirs alone, s
 two may use the same) and restored on the way back.
 
 Such a client may call a tool it listed through another replica of a fleet (or
-before this proxy started): before the first call of a tool no listing has shown
-this proxy, the shared session lists the tools itself, so that the relay knows
-what it needs of the tool (the output schema its cut keeps to, the ``Mcp-Param-*``
-marks of a ``--url`` server); that answer goes to no client.
+before this proxy started): the shared session's relay lists the tools itself
+first, as it does for any client (``_listfirst``).
 """
 
 from __future__ import annotations
@@ -19,17 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ._asgi import Reply
-from ._channel import Channel, cancel_lines, id_key
-from ._contracts import dumps, print_error
-from ._relist import (
-    LIST_SECONDS,
-    MAX_LISTING,
-    MAX_PAGES,
-    ListingGate,
-    listed_page,
-    listing_failure,
-    listing_request,
-)
+from ._channel import Channel, id_key
 from ._sessions import RelaySession
 
 __all__ = ["STATELESS_REVISIONS", "SharedSession"]
@@ -48,8 +36,6 @@ class SharedSession:
         self._id: str | None = None
         self._lock = asyncio.Lock()
         self._next_id = 0
-        self._gate = ListingGate()  # when to list the tools itself
-        self._listed_in: str | None = None  # the session it lists in
 
     async def get(
         self,
@@ -84,65 +70,3 @@ class SharedSession:
     def _own_id(self) -> str:
         self._next_id += 1
         return f"toolcap-{self._next_id}"
-
-    async def list_first(
-        self, session: RelaySession, channel: Channel, requests: list[dict[str, Any]]
-    ) -> None:
-        """Before ``requests`` go: if one calls a tool no listing has shown ``session``,
-        list the tools through it, or wait for the listing in flight (see ``_relist``)."""
-        calls = [m["params"] for m in requests
-                 if m.get("method") == "tools/call" and isinstance(m.get("params"), dict)]
-        unknown = [name for call in calls if isinstance(name := call.get("name"), str)
-                   and not session.hooks.listed_tool(name)]
-        if not unknown:
-            return
-        if self._listed_in != session.id:  # a session opened anew has seen no listing
-            self._listed_in, self._gate = session.id, ListingGate()
-        meta = calls[0].get("_meta")
-        await self._gate.list_for(unknown[0], lambda: self._list(
-            session, channel, meta, unknown[0]), asyncio.get_running_loop().create_task)
-
-    async def _list(self, session: RelaySession, channel: Channel, meta: Any,
-                    tool: str) -> bool:
-        try:
-            await asyncio.wait_for(self._pages(session, channel, meta), LIST_SECONDS)
-            return True
-        except Exception as exc:  # the calls go on, cut without what a listing says
-            print_error(f"toolcap proxy: listing the tools before a stateless call of "
-                        f"{tool!r} failed ({listing_failure(exc, LIST_SECONDS)}); its result "
-                        "is cut without the tool's output schema")
-            return False
-
-    async def _pages(self, session: RelaySession, channel: Channel, meta: Any) -> None:
-        cursor: str | None = None
-        left = MAX_LISTING
-        for _ in range(MAX_PAGES):
-            own_id = self._own_id()
-            exchange = channel.open_post([own_id])
-            queue = exchange.queue
-            session.open_streams += 1
-            try:
-                if not session.send(dumps(listing_request(own_id, meta, cursor))):
-                    raise ValueError("the session has ended")
-                answer = await _answer(queue)
-            finally:
-                for line in cancel_lines(exchange.waiting):  # unanswered: given up
-                    session.send(line)
-                channel.close(exchange, queue)
-                session.open_streams -= 1
-            left -= len(answer)
-            if left < 0:
-                raise ValueError(f"a listing over {MAX_LISTING >> 20} MB")
-            # The relay has read the answer (it learnt from it); the next page off the loop.
-            cursor = await asyncio.to_thread(listed_page, answer) if len(answer) > (
-                16 << 10) else listed_page(answer)
-            if cursor is None:
-                return
-
-
-async def _answer(queue: asyncio.Queue[Any] | None) -> bytes:
-    """The answer on a stream that carries only the answer to one request."""
-    while queue is not None and (event := await queue.get()) is not None:
-        if event[1]:  # not a keep-alive
-            return bytes(event[1])
-    raise ValueError("the session ended before the answer")
