@@ -6,7 +6,8 @@ framework's routing, middleware and task groups cost per request. A request's
 headers are read once into a dict; a reply is one ``send`` of its head and one
 of its body; an SSE stream sends what its queue holds at once in one body chunk
 (an answer and the stream's end together), and notices a client that went away
-as soon as the server does, by one task waiting for the disconnect.
+as soon as the server does, by one task waiting for the disconnect. A head and
+the body sent right after it leave in one socket write (:func:`send_whole`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from ._channel import KEEPALIVE, KEEPALIVE_EVENT, Event, sse_event
 FIRST_GRACE = 0.05
 
 __all__ = [
-    "EventStream", "Receive", "Reply", "Request", "Scope", "Send", "send_events",
+    "EventStream", "Receive", "Reply", "Request", "Scope", "Send", "send_events", "send_whole",
 ]
 
 Scope = dict[str, Any]
@@ -90,8 +91,52 @@ class Reply:
             head.append((b"content-type", self.media_type.encode("latin-1")))
         if self.status not in (204, 304):
             head.append((b"content-length", str(len(self.body)).encode("ascii")))
-        await send({"type": "http.response.start", "status": self.status, "headers": head})
-        await send({"type": "http.response.body", "body": self.body, "more_body": False})
+        await send_whole(send, {"type": "http.response.start", "status": self.status,
+                                "headers": head},
+                         {"type": "http.response.body", "body": self.body, "more_body": False})
+
+
+class _HeldWrites:
+    """A transport whose writes are held, to go out as one (:func:`send_whole`)."""
+
+    def __init__(self, transport: Any) -> None:
+        self.transport = transport
+        self.parts: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.parts.append(data)
+
+    def flush(self) -> None:
+        parts, self.parts = self.parts, []
+        if parts:
+            self.transport.write(parts[0] if len(parts) == 1 else b"".join(parts))
+
+    def close(self) -> None:  # what was held goes out first
+        self.flush()
+        self.transport.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.transport, name)
+
+
+async def send_whole(send: Send, start: dict[str, Any], body: dict[str, Any]) -> None:
+    """Send a response's head, then its (first) body: in one socket write under uvicorn,
+    whose ``send`` writes each at once (two writes cost a system call more, and the
+    client may wake for the head alone). Elsewhere, two sends as usual."""
+    cycle: Any = getattr(send, "__self__", None)
+    transport = getattr(cycle, "transport", None)
+    if transport is None or not callable(getattr(transport, "write", None)):
+        await send(start)
+        await send(body)
+        return
+    held = _HeldWrites(transport)
+    cycle.transport = held
+    try:
+        await send(start)
+        await send(body)
+    finally:
+        cycle.transport = transport
+        held.flush()
 
 
 async def send_events(
@@ -146,10 +191,13 @@ async def send_events(
         if not wait_for_first:
             watch()
             started = True
-            await send({"type": "http.response.start", "status": 200, "headers": head})
+            start = {"type": "http.response.start", "status": 200, "headers": head}
             if priming:
-                await send({"type": "http.response.body", "more_body": True, "body": priming})
+                await send_whole(send, start, {"type": "http.response.body", "more_body": True,
+                                               "body": priming})
                 priming = b""
+            else:
+                await send(start)
         ended = False
         while not ended:
             event: Event | None = await queue.get()
@@ -166,11 +214,14 @@ async def send_events(
                 if queue.empty():
                     break
                 event = queue.get_nowait()
-            if not started:
+            chunk = {"type": "http.response.body", "body": b"".join(parts),
+                     "more_body": not ended}
+            if started:
+                await send(chunk)
+            else:
                 started = True
-                await send({"type": "http.response.start", "status": 200, "headers": head})
-            await send({"type": "http.response.body", "body": b"".join(parts),
-                        "more_body": not ended})
+                await send_whole(send, {"type": "http.response.start", "status": 200,
+                                        "headers": head}, chunk)
             if not ended:
                 watch()
                 keepalive.cancel()

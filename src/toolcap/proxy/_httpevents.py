@@ -202,6 +202,9 @@ async def read_events(
                     if handled is not None:
                         await handled  # read on once it is handled: one message at a time
                 if until_answered and not waiting:
+                    # The client's stream sends the answer first (it is waiting to run):
+                    # reading on is no part of the call's time.
+                    await asyncio.sleep(0)
                     # The server ends the stream after the answer: read to that end, so
                     # that the connection is kept for the next request, but not for long.
                     with contextlib.suppress(asyncio.TimeoutError):

@@ -59,27 +59,40 @@ class _QueueReader:
 
 class _LoopWriter:
     """Hands each line the relay writes to ``on_line`` on the event loop (made on the
-    loop's thread: a line written there is queued without waking the loop)."""
+    loop's thread). A line written on the loop's thread is handed on there and then,
+    unless a line from another thread is still on its way (it goes after that one):
+    the client's stream has it without a turn of the loop."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, on_line: Callable[[bytes], None]) -> None:
         self._loop = loop
         self._loop_thread = threading.get_ident()
         self._on_line = on_line
         self._lock = threading.Lock()
+        self._queued = 0  # lines scheduled on the loop and not yet handed on
         self.closed = False
 
     def write_line(self, data: bytes) -> None:
         with self._lock:
             if self.closed:
                 raise WriterClosed
-            try:
-                if threading.get_ident() == self._loop_thread:
-                    self._loop.call_soon(self._on_line, data)
-                else:
-                    self._loop.call_soon_threadsafe(self._on_line, data)
-            except RuntimeError as exc:  # the loop is closed: the server has stopped
-                self.closed = True
-                raise WriterClosed from exc
+            on_loop = threading.get_ident() == self._loop_thread
+            if not (on_loop and self._queued == 0):
+                try:
+                    if on_loop:
+                        self._loop.call_soon(self._hand_on_queued, data)
+                    else:
+                        self._loop.call_soon_threadsafe(self._hand_on_queued, data)
+                except RuntimeError as exc:  # the loop is closed: the server has stopped
+                    self.closed = True
+                    raise WriterClosed from exc
+                self._queued += 1
+                return
+        self._on_line(data)
+
+    def _hand_on_queued(self, data: bytes) -> None:
+        with self._lock:
+            self._queued -= 1
+        self._on_line(data)
 
     def close(self) -> None:
         with self._lock:
