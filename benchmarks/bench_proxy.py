@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/bench_proxy.py             # 300 small calls, 5 x 10 MB
     .venv/bin/python benchmarks/bench_proxy.py --quick     # 200 small calls, 3 x 10 MB
     .venv/bin/python benchmarks/bench_proxy.py --quick --big-sizes 10MB,100MB
+    .venv/bin/python benchmarks/bench_proxy.py --quick --big-only --baseline /tmp/main/src
     .venv/bin/python benchmarks/bench_proxy.py --http      # the same over Streamable HTTP
 
 The upstream is the test server (tests/servers/bigserver.py), over stdio.
@@ -13,6 +14,12 @@ The upstream is the test server (tests/servers/bigserver.py), over stdio.
 2. Time until the client holds the bounded result of a 10 MB tool result (each
    run a different text, so toolcap really stores each original), against the
    upstream's own time to produce and send it, read with a plain line reader.
+   Beside it, the processor time each call cost the process the client talks to
+   (all its threads, from /proc; the upstream's own for "direct", the proxy's
+   alone for a proxy), steadier than wall time on a shared machine. With
+   ``--baseline SRC`` another toolcap source tree (``src/`` of a ``git worktree``
+   or ``git archive`` of main) runs as a second proxy, in turn with this one:
+   before and after, in one run.
 3. Reading that result's line: the proxy's scanner (toolcap.proxy._scan) against
    decoding and ``json.loads``, and ``orjson.loads`` when orjson is installed.
 
@@ -122,25 +129,35 @@ def small_calls(clients: dict[str, LineClient], n: int) -> dict[str, tuple[float
     return {name: percentiles(values) for name, values in samples.items()}
 
 
+def cpu_seconds(pid: int) -> float:
+    """Processor time of process ``pid`` so far (all its threads), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def big_calls(clients: dict[str, LineClient], runs: int, big: int
-              ) -> dict[str, tuple[float, int]]:
+              ) -> dict[str, tuple[float, int, float]]:
     """Best time of each setup, its runs taken in turn with the others' (so that each
-    sees the same machine) and its response line's length.
+    sees the same machine), its response line's length and the median processor
+    time a call cost the process the client talks to.
 
     The best, not the median: on a machine shared with other work the best run is
     the one nothing else interrupted, for the upstream alone as for the proxy.
     """
     times: dict[str, list[float]] = {name: [] for name in clients}
+    cpus: dict[str, list[float]] = {name: [] for name in clients}
     sizes: dict[str, int] = {}
     for run in range(runs):
         for name, client in clients.items():
             tag = f"{name[:3]}{run}{time.time_ns()}"  # new content each run: a real store write
-            start = time.perf_counter()
+            cpu, start = cpu_seconds(client.proc.pid), time.perf_counter()
             line = client.call("big_text", {"size": big, "tag": tag})
             times[name].append(time.perf_counter() - start)
+            cpus[name].append(cpu_seconds(client.proc.pid) - cpu)
             sizes[name] = len(line)
             del line
-    return {name: (min(times[name]), sizes[name]) for name in clients}
+    return {name: (min(times[name]), sizes[name], statistics.median(cpus[name]))
+            for name in clients}
 
 
 def session_small_calls(
@@ -215,6 +232,10 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="200 small calls, 3 big runs")
     parser.add_argument("--big-sizes", default="10MB",
                         help="sizes of the big tool results, comma-separated (default 10MB)")
+    parser.add_argument("--big-only", action="store_true",
+                        help="only the big results (no small calls, no line reading)")
+    parser.add_argument("--baseline", metavar="SRC",
+                        help="another toolcap source tree's src/, run as a second proxy in turn")
     parser.add_argument(
         "--http",
         action="store_true",
@@ -246,11 +267,70 @@ def run(args: argparse.Namespace, store: str) -> None:
         "direct": SERVER,
         "toolcap proxy": [*TOOLCAP, "proxy", "--", *SERVER],
     }
+    if args.baseline:
+        setups["proxy baseline"] = ["env", f"PYTHONPATH={Path(args.baseline).resolve()}",
+                                    *TOOLCAP, "proxy", "--", *SERVER]
     if FASTMCP_PY.exists():
         setups["FastMCP proxy"] = [*FASTMCP, *SERVER]
     else:
         print(f"FastMCP proxy: skipped ({FASTMCP_PY} missing; see this file's docstring)\n")
 
+    print(f"load average {os.getloadavg()[0]:.2f} at the start")
+    small: dict[str, tuple[float, float]] = {}
+    session: dict[str, tuple[float, float]] = {}
+    if not args.big_only:
+        small, session = small_runs(setups, env, n_small)
+
+    big: dict[tuple[str, str], tuple[float, int, float]] = {}
+    for size_text, size in big_sizes:
+        print(f"\n{size_text} tool result, time until the client holds the result"
+              f" (best of {n_big}, the setups in turn)")
+        clients = {name: LineClient(argv, env) for name, argv in setups.items()}
+        found = big_calls(clients, n_big, size)
+        for name, client in clients.items():
+            client.close()
+            big[name, size_text] = found[name]
+            seconds, length, cpu = big[name, size_text]
+            print(f"  {name:14} {seconds * 1000:9.1f} ms   response line {length:>12,} bytes"
+                  f"   processor time {cpu * 1000:7.1f} ms a call (median)")
+        print(f"  (load average {os.getloadavg()[0]:.2f})")
+
+    for size_text, size in [] if args.big_only else big_sizes:
+        best = parse_times(size, 3)
+        base = best["json.loads"]
+        print(f"\nReading the {size_text} result line (best of 3): "
+              + "   ".join(f"{name} {seconds * 1000:7.1f} ms ({seconds / base:4.2f}x)"
+                         for name, seconds in best.items()))
+
+    print("\nRatios (lower is better; goals: small calls <= 1.3x direct,"
+          " each big result <= 1.3x upstream)")
+    for name in setups:
+        if name == "direct":
+            continue
+        smalls = ""
+        if small:
+            (p50, p95), (s50, s95) = small[name], session[name]
+            (base50, base95), (sbase50, sbase95) = small["direct"], session["direct"]
+            smalls = (f"small p50 {p50 / base50:5.2f}x  p95 {p95 / base95:5.2f}x   "
+                      f"(SDK client: p50 {s50 / sbase50:5.2f}x  p95 {s95 / sbase95:5.2f}x)   ")
+        print(
+            f"  {name:14} {smalls}"
+            + "  ".join(f"{size_text} {big[name, size_text][0] / big['direct', size_text][0]:5.2f}x"
+                        for size_text, _ in big_sizes)
+        )
+    if "FastMCP proxy" in setups and small:
+        t, f = "toolcap proxy", "FastMCP proxy"
+        print(
+            f"  toolcap vs FastMCP: small p50 {small[t][0] / small[f][0]:5.2f}x  "
+            f"p95 {small[t][1] / small[f][1]:5.2f}x   "
+            + "  ".join(f"{size_text} {big[t, size_text][0] / big[f, size_text][0]:5.2f}x"
+                        for size_text, _ in big_sizes)
+        )
+
+
+def small_runs(setups: dict[str, list[str]], env: dict[str, str], n_small: int
+               ) -> tuple[dict[str, tuple[float, float]], dict[str, tuple[float, float]]]:
+    """Small calls with a plain line client, then with SDK sessions: p50 and p95 each."""
     print(f"Small tools/call, plain line client, {n_small} calls after 20 warm-up (interleaved)")
     clients = {name: LineClient(argv, env) for name, argv in setups.items()}
     small = small_calls(clients, n_small)
@@ -264,49 +344,7 @@ def run(args: argparse.Namespace, store: str) -> None:
     for name in setups:
         p50, p95 = session[name]
         print(f"  {name:14} p50 {ms(p50)}  p95 {ms(p95)}")
-
-    big: dict[tuple[str, str], tuple[float, int]] = {}
-    for size_text, size in big_sizes:
-        print(f"\n{size_text} tool result, time until the client holds the result"
-              f" (best of {n_big}, the setups in turn)")
-        clients = {name: LineClient(argv, env) for name, argv in setups.items()}
-        found = big_calls(clients, n_big, size)
-        for name, client in clients.items():
-            client.close()
-            big[name, size_text] = found[name]
-            seconds, length = big[name, size_text]
-            print(f"  {name:14} {seconds * 1000:9.1f} ms   response line {length:>12,} bytes")
-
-    for size_text, size in big_sizes:
-        best = parse_times(size, 3)
-        base = best["json.loads"]
-        print(f"\nReading the {size_text} result line (best of 3): "
-              + "   ".join(f"{name} {seconds * 1000:7.1f} ms ({seconds / base:4.2f}x)"
-                         for name, seconds in best.items()))
-
-    print("\nRatios (lower is better; goals: small calls <= 1.3x direct,"
-          " each big result <= 1.3x upstream)")
-    base50, base95 = small["direct"]
-    sbase50, sbase95 = session["direct"]
-    for name in setups:
-        if name == "direct":
-            continue
-        p50, p95 = small[name]
-        s50, s95 = session[name]
-        print(
-            f"  {name:14} small p50 {p50 / base50:5.2f}x  p95 {p95 / base95:5.2f}x   "
-            f"(SDK client: p50 {s50 / sbase50:5.2f}x  p95 {s95 / sbase95:5.2f}x)   "
-            + "  ".join(f"{size_text} {big[name, size_text][0] / big['direct', size_text][0]:5.2f}x"
-                        for size_text, _ in big_sizes)
-        )
-    if "FastMCP proxy" in setups:
-        t, f = "toolcap proxy", "FastMCP proxy"
-        print(
-            f"  toolcap vs FastMCP: small p50 {small[t][0] / small[f][0]:5.2f}x  "
-            f"p95 {small[t][1] / small[f][1]:5.2f}x   "
-            + "  ".join(f"{size_text} {big[t, size_text][0] / big[f, size_text][0]:5.2f}x"
-                        for size_text, _ in big_sizes)
-        )
+    return small, session
 
 
 if __name__ == "__main__":

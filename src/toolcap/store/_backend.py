@@ -143,11 +143,16 @@ class StoreBackend(ABC):
             with contextlib.suppress(OSError):
                 os.unlink(name)
 
+    def write_spool(self, spool: IO[bytes], data: bytes) -> None:
+        """Write a whole put's ``data`` into a new spool (a backend may write big data
+        its own way: the local store past the page cache)."""
+        spool.write(data)
+
     def publish_bytes(self, ident: str, data: bytes, make_info: Callable[[], ArtifactInfo]) -> None:
         """Store ``data`` (a whole put); ``make_info()`` may block briefly, so call it late."""
         spool = self.new_spool()
         try:
-            spool.write(data)
+            self.write_spool(spool, data)
             self.publish(ident, spool, make_info())
         finally:
             self.drop_spool(spool)

@@ -39,6 +39,7 @@ from toolcap.core._refs import ARTIFACT_ID
 from toolcap.core._store_limits import StoreLimits
 from toolcap.store._backend import Clock
 from toolcap.store._base import ArtifactStore
+from toolcap.store._direct import write_whole
 from toolcap.store._flush import BackgroundFlush, flush_early
 from toolcap.store._limits import GRACE_SECONDS
 from toolcap.store._lru import UseIndex
@@ -176,6 +177,9 @@ class LocalStore(ArtifactStore):
             return tempfile.NamedTemporaryFile(
                 "w+b", dir=self._tmpdir(), prefix=spool_prefix(), suffix=".tmp", delete=False
             )
+
+    def write_spool(self, spool: IO[bytes], data: bytes) -> None:
+        write_whole(spool, data)  # a big one past the page cache (store/_direct.py)
 
     def drop_spool(self, spool: IO[bytes]) -> None:
         with contextlib.suppress(OSError):  # closing flushes, which can fail (disk full)
