@@ -34,6 +34,10 @@ class ClientReader(Protocol):
     def readline(self) -> bytes | None:
         """The next message line; None when the client has gone."""
 
+    def gone(self) -> bool:
+        """Whether the client has gone, before its last lines are read: the relay
+        ends at once if a write to the upstream is stuck meanwhile."""
+
 
 class ClientWriter(Protocol):
     """The client's side of the relay, written: stdout, or an HTTP session's streams."""
@@ -60,6 +64,9 @@ class Upstream(Protocol):
         maximum go to ``on_long_line`` instead, never held whole."""
 
     def send(self, line: bytes) -> None: ...
+
+    def send_waited(self) -> float:
+        """Seconds the line being sent has waited for the server to read it (0: none)."""
 
     def stop(self, grace: float = 2.0) -> None: ...
 

@@ -93,6 +93,9 @@ class HttpUpstream:
     def describe(self) -> str:
         return self.url
 
+    def send_waited(self) -> float:  # a line is queued, never waits
+        return 0.0
+
     # -- the relay's side (any thread) ----------------------------------------
 
     def run(

@@ -17,6 +17,7 @@ import contextlib
 import os
 import select
 import threading
+import time
 from collections.abc import Callable, Iterator
 
 from ..core._errors import WriterClosed
@@ -78,6 +79,12 @@ class LineReader:
         self._max_line = max_line if on_long_line is not None else None
         self._on_long_line = on_long_line
         self._in_long_line = False
+
+    def gone(self) -> bool:
+        """Whether the other end has closed (what it wrote before may still be unread)."""
+        poller = select.poll()
+        poller.register(self._fd, 0)  # hang-ups and errors are always reported
+        return bool(poller.poll(0))
 
     def readline(self) -> bytes | None:
         """Return the next line without its newline; ``None`` at end of input.
@@ -152,12 +159,25 @@ class LineReader:
 
 
 class FdWriter:
-    """Writes whole lines to a file descriptor, one writer at a time."""
+    """Writes whole lines to a file descriptor, one writer at a time.
 
-    def __init__(self, fd: int) -> None:
+    A ``cancelable`` writer's write that waits for the reader to make room ends when
+    :meth:`close` is called (it raises WriterClosed): a reader that never reads (a
+    server that stopped reading its stdin) then keeps neither the writing thread
+    nor the one closing for ever. Its descriptor is made non-blocking for that.
+    """
+
+    def __init__(self, fd: int, *, cancelable: bool = False) -> None:
         self._fd = fd
         self._lock = threading.RLock()  # re-entered by a write within held_if_ready
         self.closed = False
+        #: When the write under way began to wait for the reader (``time.monotonic()``).
+        self.waiting_since: float | None = None
+        self._wake: tuple[int, int] | None = None  # a pipe close() writes a byte to
+        self._wake_lock = threading.Lock()
+        if cancelable:
+            os.set_blocking(fd, False)
+            self._wake = os.pipe()
 
     @contextlib.contextmanager
     def held_if_ready(self, size: int) -> Iterator[bool]:
@@ -196,23 +216,46 @@ class FdWriter:
             except OSError as exc:
                 self.closed = True
                 raise WriterClosed from exc
+            finally:
+                self.waiting_since = None
 
     def _write_all(self, view: memoryview) -> None:
         while view:
             try:
                 written = os.write(self._fd, view)
             except BlockingIOError:
-                wait_ready(self._fd, write=True)
+                self._wait_for_room()
                 continue
             view = view[written:]
 
+    def _wait_for_room(self) -> None:
+        if self._wake is None:
+            wait_ready(self._fd, write=True)
+            return
+        if self.waiting_since is None:
+            self.waiting_since = time.monotonic()
+        poller = select.poll()
+        poller.register(self._fd, select.POLLOUT)
+        poller.register(self._wake[0], select.POLLIN)
+        if any(fd == self._wake[0] for fd, _ in poller.poll()):
+            raise WriterClosed  # close() was called: give up what is left of the line
+
     def close(self) -> None:
-        """Close the descriptor; later writes raise WriterClosed."""
+        """Close the descriptor (first ending a write that waits, if cancelable); later
+        writes raise WriterClosed."""
+        with self._wake_lock:
+            if self._wake is not None:
+                with contextlib.suppress(OSError):
+                    os.write(self._wake[1], b"\0")
         with self._lock:
             if not self.closed:
                 self.closed = True
                 with contextlib.suppress(OSError):
                     os.close(self._fd)
+            with self._wake_lock:  # no write waits on it now: it can go
+                wake, self._wake = self._wake, None
+            for fd in wake or ():
+                os.close(fd)
 
 
 def wait_ready(fd: int, *, write: bool) -> None:

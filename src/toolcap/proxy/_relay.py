@@ -51,6 +51,10 @@ VERBATIM_MAX = 16 << 20
 # A line this long is read by the scanner first (_scan.py); a shorter one parses
 # as fast the plain way.
 SCAN_FROM = 1 << 20
+# Seconds between two looks at whether the client has gone while a write to the
+# upstream is stuck (a server that stopped reading its stdin): the thread that
+# reads the client is then the one stuck, and would not see it go.
+GONE_CHECK = 1.0
 
 
 class Relay:
@@ -88,7 +92,9 @@ class Relay:
         )
         threading.Thread(target=self._client_loop, name="toolcap-client-read", daemon=True).start()
         try:
-            self._done.wait()
+            while not self._done.wait(GONE_CHECK):
+                if self._upstream.send_waited() >= GONE_CHECK and self._client_in.gone():
+                    self._end("client")  # stopping the upstream ends the stuck write
         except KeyboardInterrupt:
             self._end("client")
         return self._finish()

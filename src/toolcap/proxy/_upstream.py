@@ -14,6 +14,7 @@ import contextlib
 import os
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Sequence
 
 from .._children import GroupGuard, end_group
@@ -124,7 +125,7 @@ class StdioUpstream:
         # The writer owns a descriptor of its own: closing the one the Popen's
         # file object also owns would close it twice, and the second close can
         # hit a number reused meanwhile by another session's pipe.
-        self._writer = FdWriter(os.dup(self._proc.stdin.fileno()))
+        self._writer = FdWriter(os.dup(self._proc.stdin.fileno()), cancelable=True)
         self._proc.stdin.close()
 
     def run(
@@ -172,6 +173,11 @@ class StdioUpstream:
         """Write one message line. Raises WriterClosed if the upstream is gone."""
         assert self._writer is not None
         self._writer.write_line(line)
+
+    def send_waited(self) -> float:
+        """Seconds the line being sent has waited for the server to read (0: none)."""
+        since = self._writer.waiting_since if self._writer is not None else None
+        return 0.0 if since is None else time.monotonic() - since
 
     def ready_to_send(self, size: int) -> contextlib.AbstractContextManager[bool]:
         """Whether a line of ``size`` bytes can be sent now without waiting on the
