@@ -51,9 +51,8 @@ VERBATIM_MAX = 16 << 20
 # A line this long is read by the scanner first (_scan.py); a shorter one parses
 # as fast the plain way.
 SCAN_FROM = 1 << 20
-# Seconds between two looks at whether the client has gone while a write to the
-# upstream is stuck (a server that stopped reading its stdin): the thread that
-# reads the client is then the one stuck, and would not see it go.
+# Seconds between looks at whether the client has gone while a write to the upstream
+# is stuck (a server that stopped reading): the thread reading the client is stuck.
 GONE_CHECK = 1.0
 
 
@@ -159,10 +158,8 @@ class Relay:
     def _from_client(self, line: bytes) -> None:
         try:
             message = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             message = None  # not ours to judge: the upstream answers it
-        except RecursionError:
-            message = None
         if isinstance(message, list):
             # A JSON-RPC batch (older protocol revisions): what the proxy answers
             # itself leaves the batch; the rest goes on.
