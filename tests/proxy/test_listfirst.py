@@ -207,3 +207,17 @@ def test_ids_of_its_own_are_told_from_any_a_client_chooses() -> None:
     assert lister.is_own(own)
     for client_id in (1, "1", "toolcap-list-1", None, [own], {"id": own}):
         assert not lister.is_own(client_id)
+
+
+def test_an_answer_that_could_not_be_read_ends_its_listing_at_once(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    upstream = Upstream()
+    lister = listing(upstream)
+    request_id = lister.before_call("typed", None)
+    lister.hold(b"call")
+    assert not lister.unread(1, "a client's")  # not ours: the relay answers it
+    assert upstream.lines[-1] != b"call"
+    assert lister.unread(request_id, "a message over max_line_size")
+    assert upstream.lines[-1] == b"call"
+    assert "failed (a message over max_line_size)" in capsys.readouterr().err

@@ -21,9 +21,9 @@ STUB = SERVERS / "listing_stub.py"
 THRESHOLD = 16 * 1024
 
 
-def start(tmp_path: Path, mode: str) -> tuple[RawProxy, Path]:
+def start(tmp_path: Path, mode: str, config_text: str = "") -> tuple[RawProxy, Path]:
     config = write_config(tmp_path / "toolcap.toml",
-                          f'[tools."*"]\nsize_threshold = "{THRESHOLD}"\n')
+                          f'{config_text}[tools."*"]\nsize_threshold = "{THRESHOLD}"\n')
     record = tmp_path / "record.jsonl"
     argv = proxy_argv("--", sys.executable, str(STUB), str(record), mode)
     proxy = RawProxy(argv, base_env(tmp_path / "store", config))
@@ -124,3 +124,18 @@ def test_a_server_that_cannot_list_costs_one_line_and_the_call_goes_on(tmp_path:
     assert said.count("listing the tools before a call of 'rows' failed (the server "
                       "answered 'lists nothing')") == 1
     assert [m for m, _ in sent_to_server(record)][-2:] == ["tools/list", "tools/call"]
+
+
+def test_a_listing_answer_over_max_line_size_ends_the_wait_at_once(tmp_path: Path) -> None:
+    proxy, _ = start(tmp_path, "huge", 'max_line_size = "256KB"\n')
+    try:
+        response, others = call_rows(proxy)
+    finally:
+        proxy.close_stdin()
+    # The call went on without waiting out the listing's time, and the client, which
+    # asked for no listing, was told nothing of it.
+    assert others == [] and "structuredContent" in response["result"]
+    said = proxy.stderr_text()
+    assert "listing the tools before a call of 'rows' failed (a message from the " \
+        "upstream server was" in said
+    assert "no answer within" not in said

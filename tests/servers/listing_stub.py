@@ -3,8 +3,9 @@
 It appends the method and id of every message it is sent to a record file
 (``argv[1]``) and lists two tools over two pages, the second one typed (an output
 schema of rows). Its mode (``argv[2]``) says how it answers ``tools/list``:
-``pages`` at once, ``error`` with an error, ``asks`` only after it has asked the
-client for a sampling and had the answer.
+``pages`` at once, ``error`` with an error, ``huge`` with a first page of 512 KB
+(a tool described at length), ``asks`` only after it has asked the client for a
+sampling and had the answer.
 """
 
 from __future__ import annotations
@@ -45,6 +46,9 @@ def main() -> None:
                 "serverInfo": {"name": "listing-stub", "version": "0"}}})
         elif method == "tools/list" and mode == "error":
             write({"id": request_id, "error": {"code": -32603, "message": "lists nothing"}})
+        elif method == "tools/list" and mode == "huge":
+            tool = {"name": "other", "description": "x" * (512 << 10), "inputSchema": {}}
+            write({"id": request_id, "result": {"tools": [tool]}})
         elif method == "tools/list" and mode == "asks" and asked_for is None:
             asked_for = message
             write({"id": "ask-1", "method": "sampling/createMessage", "params": {

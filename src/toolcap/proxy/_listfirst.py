@@ -117,6 +117,17 @@ class ListFirst:
                 return
         self._finish(listing, why)
 
+    def unread(self, request_id: Any, why: str) -> bool:
+        """The answer to ``request_id`` could not be read (over ``max_line_size``, or
+        malformed): the listing it was part of has failed. True if the id is ours."""
+        if not self.is_own(request_id):
+            return False
+        with self._lock:
+            listing = self._listing
+        if listing is not None and listing.request_id == request_id:
+            self._finish(listing, why)
+        return True
+
     def is_own(self, request_id: Any) -> bool:
         """Whether ``request_id`` names a page request of a listing of ours."""
         return isinstance(request_id, str) and request_id.startswith(self._prefix)

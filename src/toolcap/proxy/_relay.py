@@ -77,7 +77,7 @@ class Relay:
         # Tool results in the upstream line being handled (one reader thread), for diagnostics.
         self._results_in_line: list[tuple[str, Any]] = []
         self._unread = UnreadMessages(hooks, self._pending, self._reply, self._reply_error,
-                                      self._to_client)
+                                      self._to_client, self._list_first.unread)
         self.exit_message: str | None = None
 
     # -- lifecycle ---------------------------------------------------------

@@ -30,12 +30,15 @@ class UnreadMessages:
         reply: Callable[[Any, dict[str, Any], bool], None],
         reply_error: Callable[[Any, str], None],
         to_client: Callable[[bytes], None],
+        own_unread: Callable[[Any, str], bool] = lambda request_id, why: False,
     ) -> None:
         self._hooks = hooks
         self._pending = pending
         self._reply = reply
         self._reply_error = reply_error
         self._to_client = to_client
+        # Tells a request of the relay's own (a listing) that its answer went unread.
+        self._own_unread = own_unread
 
     def long_line(self, long_line: LongMessage) -> None:
         """A message over ``max_line_size``: streamed to the store, never held; its call
@@ -66,10 +69,13 @@ class UnreadMessages:
         """Say on stderr (and to the client's log) that a message was not read, and answer
         the call it answered (if an id in ``ids`` names one) with ``text``."""
         print_error(f"toolcap proxy: {line}")
+        found = list(ids)
+        if any(self._own_unread(one, line) for one in found):
+            return  # the client asked for nothing: its log is not told
         params = {"level": "error", "logger": "toolcap", "data": f"toolcap proxy: {line}"}
         self._to_client(dumps({"jsonrpc": "2.0", "method": "notifications/message",
                                "params": params}))
-        entry, call_id = self._pending.take_first(ids)
+        entry, call_id = self._pending.take_first(found)
         if entry is None or entry.cancelled:
             return
         if entry.method != "tools/call":
