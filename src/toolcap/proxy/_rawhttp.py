@@ -110,6 +110,11 @@ class RawResponse:
         try:
             if self._chunked:
                 while size := await self._chunk_size(conn):
+                    if size <= _CHUNK and conn.holds(size + 2):  # here whole: read at once
+                        data = await conn.reader.readexactly(size)
+                        await conn.reader.readexactly(2)
+                        yield data
+                        continue
                     async for data in self._counted(conn, size):
                         yield data
                     await _timed(conn.reader.readexactly(2), self._wait(conn, size=2))
@@ -188,6 +193,10 @@ class _Conn:
         ready = b"\n" in buffered if line else len(buffered) >= size
         return None if ready else timeout
 
+    def holds(self, size: int) -> bool:
+        """Whether ``size`` bytes have arrived and wait to be read (reading them cannot wait)."""
+        return self.wait(1.0, size=size) is None
+
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.writer.close()
@@ -250,6 +259,8 @@ class RawClient:
         self._authority = shown if default_port else f"{shown}:{self._port}"
         self._target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         self._headers = {name.lower(): value for name, value in headers.items()}
+        self._headers_safe = all(header_safe(name) and header_safe(value)
+                                 for name, value in self._headers.items())  # checked once
         self.connect_timeout = connect_timeout
         self.read_timeout = read_timeout
         self._idle: list[_Conn] = []
@@ -267,7 +278,8 @@ class RawClient:
         the caller goes on. Raises httpx2's LocalProtocolError for a header that could
         break the request apart."""
         merged = {**self._headers, **headers}
-        if not all(header_safe(name) and header_safe(value) for name, value in merged.items()):
+        if not (self._headers_safe and all(header_safe(name) and header_safe(value)
+                                           for name, value in headers.items())):
             import httpx2
 
             raise httpx2.LocalProtocolError("a header with a line break or a non-ASCII byte")
@@ -375,10 +387,14 @@ def _protocol(text: str) -> Exception:
     return httpx2.RemoteProtocolError(text)
 
 
-async def _timed(awaitable: Awaitable[T], seconds: float | None, *, connect: bool = False) -> T:
-    """``awaitable``, failing with httpx2's timeout after ``seconds`` (None: never)."""
-    if seconds is None:
-        return await awaitable
+def _timed(awaitable: Awaitable[T], seconds: float | None, *,
+           connect: bool = False) -> Awaitable[T]:
+    """``awaitable``, failing with httpx2's timeout after ``seconds`` (None: never, and
+    it is awaited as it is, with no coroutine around it)."""
+    return awaitable if seconds is None else _within(awaitable, seconds, connect)
+
+
+async def _within(awaitable: Awaitable[T], seconds: float, connect: bool) -> T:
     try:
         if sys.version_info >= (3, 11):
             async with asyncio.timeout(seconds):
