@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -36,7 +36,7 @@ class Upstream:
 
 
 def listing(upstream: Upstream, *, now: bool = True) -> ListFirst:
-    return ListFirst(upstream.send, (lambda job: job()) if now else _thread, upstream.learn)
+    return ListFirst(upstream.send, upstream.learn, (lambda job: job()) if now else _thread)
 
 
 def _thread(job: Any) -> None:
@@ -97,12 +97,20 @@ def test_a_listing_in_flight_is_not_made_twice_and_a_tool_soon_again_makes_none(
     first = lister.before_call("a", META)
     assert lister.before_call("b", META) is None  # the one in flight will do
     answer(lister, page(first, ["x"]))
+    # The server's tools were listed a moment ago: a name it did not list is made up.
+    assert lister.before_call("c", META) is None
+    lister.changed()  # ...until it says they changed
     monkeypatch.setattr(_relist, "LIST_FLOOR", 3600.0)
     assert lister.before_call("c", META) is None  # never two within the floor
     monkeypatch.setattr(_relist, "LIST_FLOOR", 0.0)
-    assert lister.before_call("a", META) is None  # made for it a moment ago
     assert lister.before_call("c", META) is not None
     assert [m["method"] for m in upstream.messages()] == ["tools/list", "tools/list"]
+
+
+def test_a_client_listing_that_passed_its_last_page_makes_listings_wait() -> None:
+    lister = listing(Upstream())
+    lister.listed()
+    assert lister.before_call("a", None) is None
 
 
 def test_an_error_answer_is_one_line_the_call_goes_on_and_the_next_call_lists_again(
@@ -123,22 +131,44 @@ def test_an_error_answer_is_one_line_the_call_goes_on_and_the_next_call_lists_ag
     assert lister.before_call("typed", None) is not None  # a failed listing is made again
 
 
+class FakeTimer:
+    """A timer the test fires itself."""
+
+    made: ClassVar[list[FakeTimer]] = []
+
+    def __init__(self, interval: float, function: Any, args: tuple[Any, ...]) -> None:
+        self.interval, self.fire = interval, lambda: function(*args)
+        self.daemon = False
+        self.cancelled = False
+        FakeTimer.made.append(self)
+
+    def start(self) -> None: ...
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
 def test_a_server_that_never_answers_holds_the_call_only_for_a_while(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setattr(_listfirst, "HOLD_SECONDS", 0.01)
+    monkeypatch.setattr(_listfirst.threading, "Timer", FakeTimer)
     upstream = Upstream()
-    lister = listing(upstream, now=False)
+    lister = listing(upstream)
     first = lister.before_call("typed", None)
-    assert upstream.sent.wait(30)
-    upstream.sent.clear()
     assert lister.hold(b"call")
-    assert upstream.sent.wait(30)  # the timer let it go
-    assert upstream.lines[-1] == b"call"
-    assert "no answer within 0.01 s" in capsys.readouterr().err
+    (timer,) = FakeTimer.made[-1:]
+    assert timer.interval == _listfirst.HOLD_SECONDS
+    timer.fire()
+    # The server is told the listing is given up on; then the call goes.
+    cancel, call = upstream.lines[1:]
+    assert json.loads(cancel) == {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                  "params": {"requestId": first,
+                                             "reason": "no answer within 10 s"}}
+    assert call == b"call"
+    assert "no answer within 10 s" in capsys.readouterr().err
     # Its answer, when it comes at last, is learnt from and drives nothing.
     answer(lister, page(first, ["typed"], cursor="more"))
-    assert upstream.learnt == [["typed"]] and len(upstream.lines) == 2
+    assert upstream.learnt == [["typed"]] and len(upstream.lines) == 3
 
 
 def test_pages_that_never_end_are_followed_only_so_far() -> None:
@@ -175,7 +205,7 @@ def test_what_comes_while_held_lines_are_sent_is_sent_after_them() -> None:
         if line == b"first":  # a client message arrives while the flush writes
             assert lister.hold(b"later")
 
-    lister = ListFirst(send, lambda job: job(), upstream.learn)
+    lister = ListFirst(send, upstream.learn, lambda job: job())
     request_id = lister.before_call("typed", None)
     lister.hold(b"first")
     lister.hold(b"second")
@@ -221,3 +251,76 @@ def test_an_answer_that_could_not_be_read_ends_its_listing_at_once(
     assert lister.unread(request_id, "a message over max_line_size")
     assert upstream.lines[-1] == b"call"
     assert "failed (a message over max_line_size)" in capsys.readouterr().err
+
+
+def test_a_listing_started_while_held_lines_are_sent_holds_what_comes_after() -> None:
+    upstream = Upstream()
+    lister: ListFirst
+
+    def send(line: bytes) -> None:
+        upstream.send(line)
+        if line == b"first":  # meanwhile, a call of another unlisted tool comes
+            assert lister.before_call("b", None) is not None
+            assert lister.hold(b"call-b")
+
+    lister = ListFirst(send, upstream.learn, lambda job: job())
+    first = lister.before_call("a", None)
+    lister.hold(b"first")
+    lister.hold(b"next")
+    answer(lister, {"jsonrpc": "2.0", "id": first, "error": {"code": 1, "message": "no"}})
+    # What was taken before it went on; the call held for the new listing waits for it.
+    second = json.loads(upstream.lines[2])
+    assert second["method"] == "tools/list"
+    assert upstream.lines[3:] == [b"next"]
+    answer(lister, page(second["id"], ["b"]))
+    assert upstream.lines[4:] == [b"call-b"]
+
+
+def test_more_held_than_the_cap_ends_the_wait_and_the_client_reader_waits_for_room(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setattr(_listfirst, "HOLD_MAX", 100)
+    upstream = Upstream()
+    release = threading.Event()
+
+    def send(line: bytes) -> None:
+        upstream.send(line)
+        if line.startswith(b"a"):
+            release.wait(30)  # a server slow to read
+
+    lister = ListFirst(send, upstream.learn, _thread)
+    first = lister.before_call("typed", None)
+    lister.hold(b"a" * 101)  # over the cap: the listing is given up on, held lines go
+    assert "the client sent over" in capsys.readouterr().err
+    lister.hold(b"b" * 101)  # while the first is being sent: over the cap again
+    waiting = threading.Thread(target=lister.wait_for_room, daemon=True)
+    waiting.start()
+    waiting.join(0.2)
+    assert waiting.is_alive()  # the client's reader waits, as on a full pipe
+    release.set()
+    waiting.join(30)
+    assert not waiting.is_alive()
+    assert lister.drain(30)
+    cancel = json.loads(upstream.lines[1])
+    assert cancel["params"]["requestId"] == first
+    assert upstream.lines[2:] == [b"a" * 101, b"b" * 101]
+
+
+def test_draining_waits_until_what_is_held_has_gone() -> None:
+    upstream = Upstream()
+    lister = listing(upstream)
+    first = lister.before_call("typed", None)
+    lister.hold(b"call")
+    assert not lister.drain(0.01)
+    answer(lister, page(first, ["typed"]))
+    assert lister.drain(0)
+    assert upstream.lines[-1] == b"call"
+
+
+def test_a_listing_carries_only_small_revision_meta_of_the_call() -> None:
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "x" * (32 << 10)},
+            "other": 1}
+    request = _relist.listing_request("id", meta, "c")
+    assert request["params"] == {"_meta": {"io.modelcontextprotocol/protocolVersion":
+                                           "2026-07-28"}, "cursor": "c"}

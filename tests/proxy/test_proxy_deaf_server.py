@@ -1,6 +1,7 @@
 """A server that stops reading its stdin while the client still writes: the proxy's
 write to it waits, and the client going (or SIGTERM, or the end of an HTTP session)
-still ends the proxy's relay and the server, instead of leaving both behind."""
+still ends the proxy's relay and the server, instead of leaving both behind; a client
+that only closed its stdin, and still reads, still gets its answers."""
 
 from __future__ import annotations
 
@@ -28,13 +29,12 @@ BIG = json.dumps({"jsonrpc": "2.0", "method": "notifications/big",
                   "params": {"x": "y" * (3 << 20)}}).encode() + b"\n"
 
 
-@pytest.fixture
-def stuck(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
+def start_stuck(tmp_path: Path, *deaf_for: str) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
     """A proxy in front of the deaf server, initialized, its write of BIG to it stuck."""
     config = write_config(tmp_path / "toolcap.toml", "")
     pid_file = tmp_path / "pid"
     proxy = subprocess.Popen(
-        proxy_argv("--", sys.executable, str(DEAF), str(pid_file)),
+        proxy_argv("--", sys.executable, str(DEAF), str(pid_file), *deaf_for),
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         env=base_env(tmp_path / "artifacts", config))
     assert proxy.stdin is not None and proxy.stdout is not None
@@ -52,14 +52,33 @@ def stuck(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
         proxy.wait(30)
 
 
+@pytest.fixture
+def stuck(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
+    yield from start_stuck(tmp_path)
+
+
 def test_a_client_that_goes_while_a_write_to_the_server_is_stuck_ends_both(
     stuck: tuple[subprocess.Popen[bytes], int],
 ) -> None:
     proxy, server = stuck
-    assert proxy.stdin is not None
+    assert proxy.stdin is not None and proxy.stdout is not None
     proxy.stdin.close()
+    proxy.stdout.close()  # it reads no answer either: it has gone
     assert proxy.wait(timeout=60) == 0
     assert wait_pid_gone(server, 30)
+
+
+def test_a_client_that_only_closed_its_stdin_still_gets_its_answers(tmp_path: Path) -> None:
+    # The server reads again after 3 s: the call sent after the stuck message, and
+    # the answer to it, still go through although the client's stdin is closed.
+    for proxy, _ in start_stuck(tmp_path, "3"):
+        assert proxy.stdin is not None and proxy.stdout is not None
+        proxy.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                      "params": {"name": "t", "arguments": {}}}).encode()
+                          + b"\n")
+        proxy.stdin.close()
+        answer = json.loads(proxy.stdout.readline())
+        assert answer["id"] == 2 and "result" in answer
 
 
 def test_sigterm_while_a_write_to_the_server_is_stuck_ends_both(
@@ -118,3 +137,14 @@ def test_an_http_session_ended_while_a_write_to_its_server_is_stuck_ends_the_ser
         assert raw(listener.url, "POST", BIG, session).status_code == 202
         assert raw(listener.url, "DELETE", None, session).status_code in (200, 204)
         assert wait_pid_gone(server, 30)
+
+
+def test_a_writer_whose_reader_went_still_closes_its_descriptor() -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    writer = FdWriter(write_end)
+    with pytest.raises(WriterClosed):
+        writer.write_line(b"nobody reads this")
+    writer.close()
+    with pytest.raises(OSError):
+        os.fstat(write_end)  # closed, not leaked

@@ -139,3 +139,29 @@ def test_a_listing_answer_over_max_line_size_ends_the_wait_at_once(tmp_path: Pat
     assert "listing the tools before a call of 'rows' failed (a message from the " \
         "upstream server was" in said
     assert "no answer within" not in said
+
+
+def test_a_call_sent_just_before_the_client_closes_its_stdin_still_reaches_the_server(
+    tmp_path: Path,
+) -> None:
+    proxy, record = start(tmp_path, "pages")
+    proxy.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "rows", "arguments": {}}})
+    proxy.close_stdin()  # held for the listing when the client's stdin ends
+    assert proxy.proc.wait(timeout=60) == 0
+    # It reached the server before the proxy ended it, as it did with no listing.
+    assert [method for method, _ in sent_to_server(record)][-1] == "tools/call"
+
+
+def test_names_the_server_did_not_list_a_moment_ago_make_no_listing(tmp_path: Path) -> None:
+    # (Made up, most likely: a listing is made for none until a while has passed, or
+    # the server says its tools changed; the unit tests of ListFirst show when.)
+    proxy, record = start(tmp_path, "pages")
+    try:
+        call_rows(proxy)  # listed first: two pages
+        for name in ("made-up", "made-up-too"):
+            assert "result" in proxy.request("tools/call", {"name": name, "arguments": {}})
+    finally:
+        proxy.close_stdin()
+    methods = [method for method, _ in sent_to_server(record)][2:]
+    assert methods == ["tools/list", "tools/list", "tools/call", "tools/call", "tools/call"]

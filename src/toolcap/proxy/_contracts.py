@@ -34,16 +34,17 @@ class ClientReader(Protocol):
     def readline(self) -> bytes | None:
         """The next message line; None when the client has gone."""
 
-    def gone(self) -> bool:
-        """Whether the client has gone, before its last lines are read: the relay
-        ends at once if a write to the upstream is stuck meanwhile."""
-
 
 class ClientWriter(Protocol):
     """The client's side of the relay, written: stdout, or an HTTP session's streams."""
 
     def write_line(self, data: bytes) -> None:
         """Send one message line; raise WriterClosed when the client has gone."""
+
+    def gone(self) -> bool:
+        """Whether the client has gone (nothing reads what is written any more): the
+        relay ends at once if a write to the upstream is stuck meanwhile. A client
+        that only closed its side of sending still reads its answers: not gone."""
 
 
 #: The relay's client side when it is not stdin/stdout (an HTTP session, _sessions.py).
@@ -121,6 +122,10 @@ class Hooks(Protocol):
 
     def error_text(self, text: str) -> str:
         """Bound the text of an error the proxy forwards or makes."""
+
+    def error_answer(self, message: dict[str, Any], size: int) -> dict[str, Any]:
+        """An error answer of ``size`` bytes from the upstream, as it goes on (itself
+        when unchanged)."""
 
     def written(self, tool: str, call_id: Any, frame: bytes, *, changed: bool) -> None:
         """Note the frame of a tool result as written to the client (diagnostics)."""

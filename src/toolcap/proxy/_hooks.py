@@ -228,3 +228,16 @@ class ProxyHooks:
         if self.wire_budget is None:
             return text
         return project_json_text(text, self.wire_budget)
+
+    def error_answer(self, message: dict[str, Any], size: int) -> dict[str, Any]:
+        error = message.get("error")
+        if self.fits(None, size):
+            return message  # errors are small as a rule; their data may matter
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            bounded = self.error_text(error["message"])
+            if bounded is not error["message"] or "data" in error:
+                # Error data can be anything, of any size: keep only the bounded text.
+                new_error = {k: v for k, v in error.items() if k != "data"}
+                new_error["message"] = bounded
+                return {**message, "error": new_error}
+        return message

@@ -80,12 +80,6 @@ class LineReader:
         self._on_long_line = on_long_line
         self._in_long_line = False
 
-    def gone(self) -> bool:
-        """Whether the other end has closed (what it wrote before may still be unread)."""
-        poller = select.poll()
-        poller.register(self._fd, 0)  # hang-ups and errors are always reported
-        return bool(poller.poll(0))
-
     def readline(self) -> bytes | None:
         """Return the next line without its newline; ``None`` at end of input.
 
@@ -170,7 +164,8 @@ class FdWriter:
     def __init__(self, fd: int, *, cancelable: bool = False) -> None:
         self._fd = fd
         self._lock = threading.RLock()  # re-entered by a write within held_if_ready
-        self.closed = False
+        self.closed = False  # writes refused (the reader went, or close() was called)
+        self._fd_open = True  # a failed write refuses the rest, but close() closes it
         #: When the write under way began to wait for the reader (``time.monotonic()``).
         self.waiting_since: float | None = None
         self._wake: tuple[int, int] | None = None  # a pipe close() writes a byte to
@@ -240,6 +235,15 @@ class FdWriter:
         if any(fd == self._wake[0] for fd, _ in poller.poll()):
             raise WriterClosed  # close() was called: give up what is left of the line
 
+    def gone(self) -> bool:
+        """Whether nobody reads the descriptor any more (a pipe whose reader closed it
+        reports an error; a file, /dev/null or a terminal never goes)."""
+        if self.closed:
+            return True
+        poller = select.poll()
+        poller.register(self._fd, 0)  # hang-ups and errors are always reported
+        return bool(poller.poll(0))
+
     def close(self) -> None:
         """Close the descriptor (first ending a write that waits, if cancelable); later
         writes raise WriterClosed."""
@@ -248,8 +252,9 @@ class FdWriter:
                 with contextlib.suppress(OSError):
                     os.write(self._wake[1], b"\0")
         with self._lock:
-            if not self.closed:
-                self.closed = True
+            self.closed = True
+            if self._fd_open:
+                self._fd_open = False
                 with contextlib.suppress(OSError):
                     os.close(self._fd)
             with self._wake_lock:  # no write waits on it now: it can go

@@ -12,53 +12,64 @@ client message after it until the listing is answered, fails, or
 :data:`HOLD_SECONDS` pass; then they go on in the order they came. The client's
 responses to the server's own requests (sampling, elicitation, roots) are never
 held: a server that waits on one before it answers the listing cannot stall it.
+Nor is more than :data:`HOLD_MAX` bytes held: past it the listing is given up.
 
 The listing's answers reach no client. When a listing is made is
-:class:`~toolcap.proxy._relist.ListingTimes`'s rule (at most once a second, for a
-tool again only after a while), and one that fails is one line on stderr: the
-call then goes on, its result cut without the tool's output schema.
+:class:`~toolcap.proxy._relist.ListingTimes`'s rule: at most once a second, for
+a tool again only after a while, and for none while a listing that ended lately
+(any: the client's too) is still fresh, unless the server says its tools
+changed. So a client calling names the server does not have costs a listing now
+and then, not one a call. One that fails is one line on stderr: the call then
+goes on, its result cut without the tool's output schema.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import secrets
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ._contracts import dumps, print_error
 from ._relist import MAX_LISTING, MAX_PAGES, ListingTimes, listing_request
 
-__all__ = ["HOLD_SECONDS", "OWN_LISTING", "ListFirst"]
+__all__ = ["HOLD_MAX", "HOLD_SECONDS", "ListFirst"]
 
 #: Seconds a call waits, at most, for the listing made before it.
 HOLD_SECONDS = 10.0
-#: The method the relay's pending table notes a page of its own listing under.
-OWN_LISTING = "toolcap/list-first"
+#: Bytes of client messages held, at most, while a listing is made.
+HOLD_MAX = 16 << 20
 
 Send = Callable[[bytes], None]
+Run = Callable[[Callable[[], None]], Any]
 
 
 class ListFirst:
     """The listings one relay makes before calls of tools no listing has shown, and
     the client messages held meanwhile.
 
-    ``send`` writes a line to the upstream and may block; ``run`` runs a callable
-    on a thread where blocking is allowed (never the upstream's reader, whose
-    answers the listing waits for); ``learn`` takes one page's ``tools/list``
-    result (the hooks learn the tools' schemas from it)."""
+    ``send`` writes a line to the upstream and may block; it is called on a thread
+    of this object's own (or by ``run``, which tests give), never on the thread
+    that reads the upstream, whose answers the listing waits for. ``learn`` takes
+    one page's ``tools/list`` result (the hooks learn the tools' schemas from it)."""
 
-    def __init__(self, send: Send, run: Callable[[Callable[[], None]], Any],
-                 learn: Callable[[dict[str, Any], bool], Any]) -> None:
+    def __init__(self, send: Send, learn: Callable[[dict[str, Any], bool], Any],
+                 run: Run | None = None) -> None:
         self._send = send
-        self._run = run
         self._learn = learn
+        self._writer = None if run is not None else ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="toolcap-list-first")
+        self._run: Run = run or self._submit
         self._lock = threading.Lock()
+        self._progress = threading.Condition(self._lock)  # held lines taken, or let go
         self._times = ListingTimes()
         self._prefix = f"toolcap-list-{secrets.token_hex(6)}-"
         self._ids = itertools.count(1)
         self._held: list[bytes] | None = None  # None: messages pass
+        self._held_bytes = 0
         self._flushing = False
         self._listing: _Listing | None = None  # the one in flight
         self._closed = False
@@ -87,7 +98,12 @@ class ListFirst:
             if self._held is None or _answers_only(message):
                 return False
             self._held.append(line)
-            return True
+            self._held_bytes += len(line)
+            over = self._listing if self._held_bytes > HOLD_MAX else None
+        if over is not None:
+            self._finish(over, f"the client sent over {HOLD_MAX >> 20} MB meanwhile",
+                         cancel=True)
+        return True
 
     def answered(self, request_id: Any, message: dict[str, Any], size: int) -> None:
         """Take the upstream's answer to a page request of a listing of ours."""
@@ -132,26 +148,59 @@ class ListFirst:
         """Whether ``request_id`` names a page request of a listing of ours."""
         return isinstance(request_id, str) and request_id.startswith(self._prefix)
 
+    def listed(self) -> None:
+        """A listing (the client's) passed its last page: the tools are known."""
+        with self._lock:
+            self._times.listed()
+
+    def changed(self) -> None:
+        """The server said its tools changed: what a listing showed is stale."""
+        with self._lock:
+            self._times.changed()
+
+    def wait_for_room(self) -> None:
+        """Block the caller (the thread reading the client, never an event loop) while
+        over :data:`HOLD_MAX` bytes are held: the client waits, as on a full pipe."""
+        with self._progress:
+            self._progress.wait_for(lambda: self._held_bytes <= HOLD_MAX or self._closed)
+
+    def drain(self, timeout: float) -> bool:
+        """Wait, ``timeout`` seconds at most, until nothing is held (True): the client
+        has gone, and what it sent before must still reach the server."""
+        with self._progress:
+            return self._progress.wait_for(lambda: self._held is None or self._closed,
+                                           timeout)
+
     def close(self) -> None:
-        """The relay has ended: no timer outlives it."""
+        """The relay has ended: no timer or thread outlives it."""
         with self._lock:
             listing, self._listing, self._held = self._listing, None, None
             self._closed = True
+            self._progress.notify_all()
         if listing is not None and listing.timer is not None:
             listing.timer.cancel()
+        if self._writer is not None:
+            self._writer.shutdown(wait=False, cancel_futures=True)
+
+    def _submit(self, job: Callable[[], None]) -> None:
+        assert self._writer is not None
+        with contextlib.suppress(RuntimeError):  # shut down: the relay has ended
+            self._writer.submit(job)
 
     def _own_id(self) -> str:
         return f"{self._prefix}{next(self._ids)}"
 
     def _expired(self, listing: _Listing) -> None:
-        self._finish(listing, f"no answer within {HOLD_SECONDS:g} s")
+        self._finish(listing, f"no answer within {HOLD_SECONDS:g} s", cancel=True)
 
-    def _finish(self, listing: _Listing, why: str | None) -> None:
+    def _finish(self, listing: _Listing, why: str | None, *, cancel: bool = False) -> None:
         with self._lock:
             if self._listing is not listing:
                 return  # ended already (answered, timed out, or the relay closed)
             self._listing = None
-            if why is not None:
+            if why is None:
+                self._times.listed()
+            else:
                 self._times.failed(listing.tool)
             flush = not self._flushing and self._held is not None
             self._flushing = self._flushing or flush
@@ -160,23 +209,33 @@ class ListFirst:
         if why is not None:
             print_error(f"toolcap proxy: listing the tools before a call of {listing.tool!r} "
                         f"failed ({why}); its result is cut without the tool's output schema")
+        if cancel:  # the server may stop working on it; its answer is dropped if it comes
+            line = dumps({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                          "params": {"requestId": listing.request_id, "reason": why}})
+            self._run(lambda: self._send(line))
         if flush:
             self._run(self._flush)
 
     def _flush(self) -> None:
-        """Send what was held, in order, and let messages pass again (unless another
-        listing started meanwhile: then what comes stays held for it)."""
-        while True:
+        """Send what was held, in order, and let messages pass again; stop at a
+        listing started meanwhile (what is left waits for it, and its end sends it)."""
+        try:
+            while True:
+                with self._lock:
+                    if self._listing is not None or not self._held:
+                        self._flushing = False
+                        if self._listing is None:
+                            self._held = None
+                            self._progress.notify_all()
+                        return
+                    lines, self._held, self._held_bytes = self._held, [], 0
+                    self._progress.notify_all()
+                for line in lines:
+                    self._send(line)
+        except BaseException:
             with self._lock:
-                lines = self._held or []
-                if not lines:
-                    self._flushing = False
-                    if self._listing is None:
-                        self._held = None
-                    return
-                self._held = []
-            for line in lines:
-                self._send(line)
+                self._flushing = False
+            raise
 
 
 class _Listing:

@@ -28,7 +28,7 @@ from ..core._jsonraw import RawStrings
 from ._contracts import ClientEnds, Hooks, ToolNameConflict, Upstream, dumps, guarded, print_error
 from ._heap import handling
 from ._io import FdWriter, LineReader, WriterClosed
-from ._listfirst import ListFirst
+from ._listfirst import HOLD_SECONDS, ListFirst
 from ._long import WINDOW
 from ._pending import Pending, PendingTable
 from ._revision import empty_tools_list, for_revision, text_result, wants_result_type
@@ -72,7 +72,7 @@ class Relay:
         self._initialized = False
         self._workers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="toolcap-artifact")
         # Listings of the relay's own before calls of tools no listing has shown.
-        self._list_first = ListFirst(self._send_now, self._workers.submit,
+        self._list_first = ListFirst(self._send_now,
                                      lambda result, first: hooks.tools_list(result, first))
         # Tool results in the upstream line being handled (one reader thread), for diagnostics.
         self._results_in_line: list[tuple[str, Any]] = []
@@ -92,7 +92,7 @@ class Relay:
         threading.Thread(target=self._client_loop, name="toolcap-client-read", daemon=True).start()
         try:
             while not self._done.wait(GONE_CHECK):
-                if self._upstream.send_waited() >= GONE_CHECK and self._client_in.gone():
+                if self._upstream.send_waited() >= GONE_CHECK and self._client_out.gone():
                     self._end("client")  # stopping the upstream ends the stuck write
         except KeyboardInterrupt:
             self._end("client")
@@ -152,6 +152,8 @@ class Relay:
         try:
             while (line := self._client_in.readline()) is not None:
                 self.from_client(line)
+                self._list_first.wait_for_room()
+            self._list_first.drain(2 * HOLD_SECONDS)  # what it sent before it went goes on
         finally:
             self._end("client")
 
@@ -315,6 +317,8 @@ class Relay:
     def _intercept(self, message: dict[str, Any], size: int) -> dict[str, Any] | None:
         """The message to send on (the same object when unchanged), or None to drop it."""
         if "method" in message or "id" not in message:
+            if message.get("method") == "notifications/tools/list_changed":
+                self._list_first.changed()
             return message
         # Any answer means the upstream is up (the 2026 protocol has no initialize).
         self._initialized = True
@@ -332,17 +336,7 @@ class Relay:
             return None  # the client has given up on it and must not see a response
         result = message.get("result")
         if not isinstance(result, dict):
-            error = message.get("error")
-            if self._hooks.fits(None, size):
-                return message  # errors are small as a rule; their data may matter
-            if isinstance(error, dict) and isinstance(error.get("message"), str):
-                bounded = self._hooks.error_text(error["message"])
-                if bounded is not error["message"] or "data" in error:
-                    # Error data can be anything, of any size: keep only the bounded text.
-                    new_error = {k: v for k, v in error.items() if k != "data"}
-                    new_error["message"] = bounded
-                    return {**message, "error": new_error}
-            return message
+            return self._hooks.error_answer(message, size)
         try:
             new_result = self._rewrite(entry, message["id"], result, size)
         except ToolNameConflict as exc:
@@ -379,6 +373,8 @@ class Relay:
             return None if self._hooks.fits(tool, size) else bound[entry.method](
                 entry.name, call_id, result)
         if entry.method == "tools/list":
+            if not isinstance(result.get("nextCursor"), str):
+                self._list_first.listed()  # the last page: the tools are known
             return self._hooks.tools_list(result, entry.first_page)
         if entry.method == "initialize":
             return self._initialize_result(result)

@@ -63,6 +63,9 @@ _TOOLS_KEPT = 1024
 # The request _meta keys a listing carries over from the client's request: those
 # by which a 2026-07-28 request names its revision and its client.
 _META_PREFIX = "io.modelcontextprotocol/"
+# The JSON of one such value carried over at most: a listing is not made to carry
+# a client's megabytes page after page.
+_META_VALUE_MAX = 16 << 10
 
 Open = Callable[[str, dict[str, str], bytes], Awaitable[Any]]
 Headers = Callable[[dict[str, str]], dict[str, str]]
@@ -72,8 +75,8 @@ def listing_request(request_id: str, meta: Any, cursor: str | None) -> dict[str,
     """A ``tools/list`` of the proxy's own (the page after ``cursor``), carrying the
     ``io.modelcontextprotocol/*`` keys of a client request's ``_meta`` (by which a
     2026-07-28 request names its revision and its client; not its progress token)."""
-    kept = {k: v for k, v in meta.items() if k.startswith(_META_PREFIX)} if isinstance(
-        meta, dict) else {}
+    kept = {k: v for k, v in meta.items() if k.startswith(_META_PREFIX) and len(
+        json.dumps(v)) <= _META_VALUE_MAX} if isinstance(meta, dict) else {}
     params: dict[str, Any] = {"_meta": kept} if kept else {}
     if cursor is not None:
         params["cursor"] = cursor
@@ -98,13 +101,15 @@ class ListingTimes:
     def __init__(self) -> None:
         self._made_for: dict[str, float] = {}  # when a listing was last made for a tool
         self._last: float | None = None
+        self._complete: float | None = None  # when a listing last passed its last page
 
     def due(self, tool: str) -> bool:
         """Whether a listing for ``tool`` may be made now; if so, it counts as made."""
         now = time.monotonic()
         made = self._made_for.get(tool)
         if (self._last is not None and now - self._last < LIST_FLOOR) or (
-                made is not None and now - made < LIST_EVERY):
+                made is not None and now - made < LIST_EVERY) or (
+                self._complete is not None and now - self._complete < LIST_EVERY):
             return False
         self._last = now
         if len(self._made_for) >= _TOOLS_KEPT:
@@ -115,6 +120,16 @@ class ListingTimes:
     def failed(self, tool: str) -> None:
         """The listing made for ``tool`` failed: the next call of it may list again."""
         self._made_for.pop(tool, None)
+
+    def listed(self) -> None:
+        """A listing passed its last page: no other is due for a while, for any tool
+        (one it did not show is one the server does not have)."""
+        self._complete = time.monotonic()
+
+    def changed(self) -> None:
+        """The server said its tools changed: a listing may be made at once again."""
+        self._complete = None
+        self._made_for.clear()
 
 
 class ListingGate:

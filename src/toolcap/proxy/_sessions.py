@@ -37,16 +37,6 @@ class _QueueReader:
         self._lock = threading.Lock()
         self._unhandled = 0  # lines put and not yet handled by the relay
         self._took = False  # the relay took a line, and handles it until it reads again
-        self._gone = False
-
-    def end(self) -> None:
-        """The client has gone: the relay reads what was put, then the end."""
-        self._gone = True
-        self.lines.put(None)
-
-    def gone(self) -> bool:
-        """Whether the client has gone (what it sent before may still be unread)."""
-        return self._gone
 
     def put(self, line: bytes) -> None:
         with self._lock:
@@ -80,6 +70,10 @@ class _LoopWriter:
         self._lock = threading.Lock()
         self._queued = 0  # lines scheduled on the loop and not yet handed on
         self.closed = False
+        self.left = False  # the session was ended: its client has gone
+
+    def gone(self) -> bool:
+        return self.closed or self.left
 
     def write_line(self, data: bytes) -> None:
         with self._lock:
@@ -168,7 +162,8 @@ class RelaySession:
         """End the session as a client going away does: the relay stops its upstream."""
         if not self._closed:
             self._closed = True
-            self._reader.end()
+            self._writer.left = True
+            self._reader.lines.put(None)
 
     def wait(self, timeout: float) -> bool:
         """Wait until the relay has ended and stopped its upstream; False on timeout."""
