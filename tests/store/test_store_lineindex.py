@@ -100,6 +100,18 @@ def test_marks_are_spaced_by_the_step_and_thinned_to_at_most_the_maximum(
     assert min(gaps) >= 64
 
 
+@PROPERTY
+@given(data=files(), sizes=st.lists(st.integers(1, 500), max_size=10))
+def test_the_count_and_every_mark_agree_with_counting_from_the_start_runs_without_breaks_too(
+    data: bytes, sizes: list[int]
+) -> None:
+    with mock.patch.object(_lineindex, "STEP", 64), mock.patch.object(_lineindex, "MAX_MARKS", 4):
+        marks = _lineindex.LineMarks()
+        fed = sum(marks.feed(chunk) for chunk in chunked(data, sizes))
+    assert fed == marks.newlines == data.count(b"\n")
+    assert all(data[:offset].count(b"\n") == lines for offset, lines in marks.marks())
+
+
 def test_an_artifact_recorded_without_marks_or_with_bad_ones_is_read_by_scanning(
     tmp_path: Path, tiny_steps: None
 ) -> None:

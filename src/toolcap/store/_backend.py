@@ -22,12 +22,15 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from types import TracebackType
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from toolcap.core._errors import StoreError
 from toolcap.core._refs import PREFIX
 from toolcap.core._store_limits import StoreLimits
 from toolcap.store._records import ArtifactInfo, ArtifactNotFoundError
+
+if TYPE_CHECKING:
+    from toolcap.store._direct import SpoolWrite
 
 __all__ = ["Clock", "StoreBackend", "store_errors"]
 
@@ -142,6 +145,11 @@ class StoreBackend(ABC):
         if isinstance(name, str):
             with contextlib.suppress(OSError):
                 os.unlink(name)
+
+    def write_early(self, data: bytes) -> SpoolWrite | None:
+        """Start writing a whole put's ``data`` to a spool while it is hashed (a
+        backend that writes locally may, for big data), or ``None``: not early."""
+        return None
 
     def write_spool(self, spool: IO[bytes], data: bytes) -> None:
         """Write a whole put's ``data`` into a new spool (a backend may write big data

@@ -14,7 +14,7 @@ import contextlib
 import dataclasses
 import hashlib
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO, NoReturn
 
 from toolcap.core._errors import DamagedArtifactError, StoreError
@@ -22,9 +22,10 @@ from toolcap.core._jsonindex import index_of
 from toolcap.core._refs import ID_LENGTH, PREFIX, format_ref, parse_ref
 from toolcap.core._store_limits import StoreLimits
 from toolcap.store._backend import Clock, StoreBackend, store_errors
+from toolcap.store._direct import SpoolWrite
 from toolcap.store._gc import evict, evict_by_size
-from toolcap.store._limits import GRACE_SECONDS, SNAP_WINDOW, snap_head, snap_tail
-from toolcap.store._lineindex import start_for_line
+from toolcap.store._limits import GRACE_SECONDS, kept_part
+from toolcap.store._lineindex import Marks, start_for_line
 from toolcap.store._records import (
     ArtifactInfo,
     ArtifactNotFoundError,
@@ -73,24 +74,29 @@ class ArtifactStore(StoreBackend):
         written again. Raises :class:`StoreError` on any failure.
         """
         raw = as_bytes(data)
-        digest = hashlib.sha256(raw).hexdigest()  # first: a repeated put costs only this
-        ident = digest[:ID_LENGTH]
+        stored, head = kept_part(raw, self.limits)
+        # A big put is written to its spool and counted (on threads) while it is
+        # hashed, as writes and SHA-256 let go of the interpreter's lock; a repeated
+        # put then writes for nothing, a small one is hashed first and costs only that.
         with store_errors(self.location):
-            return self._put_new(ident, digest, raw, tool)
+            early = self.write_early(stored)
+        try:
+            counted = line_counter(raw, stored) if early is not None else None
+            digest = hashlib.sha256(raw).hexdigest()
+            with store_errors(self.location):
+                return self._put_new(digest, raw, (stored, head), tool, early, counted)
+        finally:
+            if early is not None:
+                early.discard()
 
-    def _put_new(self, ident: str, digest: str, raw: bytes, tool: str | None) -> str:
-        now = self.clock()
+    def _put_new(self, digest: str, raw: bytes, kept: tuple[bytes, int | None],
+                 tool: str | None, early: SpoolWrite | None,
+                 counted: Callable[[], tuple[int, Marks]] | None) -> str:
+        ident, now = digest[:ID_LENGTH], self.clock()
         if self._kept(ident, now):
             return format_ref(digest)
-        limit = self.limits.max_artifact_size
-        head: int | None = None
-        stored = raw
-        if limit is not None and len(raw) > limit:
-            head_budget, tail_budget = self.limits.split()
-            head = snap_head(raw, head_budget)
-            tail = raw[len(raw) - tail_budget :]
-            stored = raw[:head] + tail[snap_tail(tail[:SNAP_WINDOW], len(tail)) :]
-        counted = line_counter(raw, stored)
+        stored, head = kept
+        counted = counted or line_counter(raw, stored)
 
         def make_info() -> ArtifactInfo:
             newlines, marks = counted()
@@ -110,7 +116,10 @@ class ArtifactStore(StoreBackend):
                 json_index=None if head is not None else index_of(raw),
             )
 
-        self.publish_bytes(ident, stored, make_info)
+        if early is None:
+            self.publish_bytes(ident, stored, make_info)
+        else:
+            self.publish(ident, early.written(), make_info())
         self._after_write()
         return format_ref(digest)
 

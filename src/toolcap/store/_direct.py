@@ -20,6 +20,10 @@ Only whole aligned blocks go that way; the last partial block is written
 through the cache. Where the file system refuses direct writes (``EINVAL``),
 or the platform has no ``O_DIRECT``, the bytes are written the usual way, from
 where the direct writes stopped: the file always holds exactly the data.
+
+Such a write mostly waits for the device, so a big put starts it on a thread
+(:class:`SpoolWrite`) and hashes the same bytes meanwhile, rather than one after
+the other: the reference is known about when the bytes are written.
 """
 
 from __future__ import annotations
@@ -28,9 +32,12 @@ import contextlib
 import mmap
 import os
 import threading
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
-__all__ = ["DIRECT_MIN", "write_whole"]
+if TYPE_CHECKING:
+    from toolcap.store._backend import StoreBackend
+
+__all__ = ["DIRECT_MIN", "SpoolWrite", "write_whole"]
 
 #: An artifact of at least this many bytes is written past the page cache.
 DIRECT_MIN = 1 << 20
@@ -108,3 +115,34 @@ def _give_back(buffer: mmap.mmap) -> None:
             _pool.append(buffer)
             return
     buffer.close()
+
+
+class SpoolWrite:
+    """A whole put's bytes on their way, on a thread of their own, into a new spool of
+    ``backend`` (written by its ``write_spool``)."""
+
+    def __init__(self, backend: StoreBackend, data: bytes) -> None:
+        self._backend = backend
+        self._spool = backend.new_spool()
+        self._failure: list[BaseException] = []
+        self._thread = threading.Thread(target=self._write, args=(data,),
+                                        name="toolcap-spool-write", daemon=True)
+        self._thread.start()
+
+    def _write(self, data: bytes) -> None:
+        try:
+            self._backend.write_spool(self._spool, data)
+        except BaseException as exc:  # raised again by written(), on the caller's thread
+            self._failure.append(exc)
+
+    def written(self) -> IO[bytes]:
+        """The spool, once every byte is in it; raises what the write raised."""
+        self._thread.join()
+        if self._failure:
+            raise self._failure[0]
+        return self._spool
+
+    def discard(self) -> None:
+        """Wait for the write and remove the spool (after it was published, its name)."""
+        self._thread.join()
+        self._backend.drop_spool(self._spool)

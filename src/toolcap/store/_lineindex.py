@@ -70,7 +70,10 @@ class LineMarks:
             if self._pos >= self._next:  # only once a byte follows: no mark at the very end
                 self._mark()
             take = min(size - pos, self._next - self._pos)
-            self._newlines += data.count(b"\n", pos, pos + take)
+            # count() steps through every byte; find() skips a span without a line
+            # break (compact JSON, such as a structuredContent's, has none) at memchr speed.
+            if data.find(b"\n", pos, pos + take) >= 0:
+                self._newlines += data.count(b"\n", pos, pos + take)
             pos += take
             self._pos += take
         return self._newlines - before

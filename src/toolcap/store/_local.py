@@ -39,7 +39,7 @@ from toolcap.core._refs import ARTIFACT_ID
 from toolcap.core._store_limits import StoreLimits
 from toolcap.store._backend import Clock
 from toolcap.store._base import ArtifactStore
-from toolcap.store._direct import write_whole
+from toolcap.store._direct import DIRECT_MIN, SpoolWrite, write_whole
 from toolcap.store._flush import BackgroundFlush, flush_early
 from toolcap.store._limits import GRACE_SECONDS
 from toolcap.store._lru import UseIndex
@@ -180,6 +180,9 @@ class LocalStore(ArtifactStore):
 
     def write_spool(self, spool: IO[bytes], data: bytes) -> None:
         write_whole(spool, data)  # a big one past the page cache (store/_direct.py)
+
+    def write_early(self, data: bytes) -> SpoolWrite | None:
+        return SpoolWrite(self, data) if len(data) >= DIRECT_MIN else None
 
     def drop_spool(self, spool: IO[bytes]) -> None:
         with contextlib.suppress(OSError):  # closing flushes, which can fail (disk full)
