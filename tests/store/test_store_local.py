@@ -98,11 +98,12 @@ def test_directories_are_0700_and_files_0600_whatever_the_umask(tmp_path: Path) 
     assert mode(data.with_name(data.name + ".json")) == 0o600
 
 
+@pytest.mark.parametrize("megabytes", [0.5, 2], ids=["small", "big"])
 def test_a_second_put_of_the_same_content_writes_nothing(
-    tmp_path: Path, visible_files: Files
+    tmp_path: Path, visible_files: Files, megabytes: float
 ) -> None:
     store = LocalStore(tmp_path / "s")
-    data = payload(2)
+    data = payload(2)[: int(megabytes * 1024 * 1024)]
     ref = store.put(data)
     path = store.path_of(ref)
     before = visible_files(tmp_path / "s")
@@ -112,7 +113,12 @@ def test_a_second_put_of_the_same_content_writes_nothing(
     for folder in dirs:
         os.utime(folder, ns=(1_000_000_000, 1_000_000_000))
     assert store.put(data) == ref
-    assert [os.lstat(folder).st_mtime_ns for folder in dirs] == [1_000_000_000] * 3
+    if megabytes < 1:
+        assert [os.lstat(folder).st_mtime_ns for folder in dirs] == [1_000_000_000] * 3
+    else:  # a big put writes a spool while it hashes, and removes it: only .tmp changed
+        untouched = (dirs[0], dirs[2])
+        assert [os.lstat(folder).st_mtime_ns for folder in untouched] == [1_000_000_000] * 2
+        assert list((tmp_path / "s" / ".tmp").glob("*.tmp")) == []
     with store.open_writer() as writer:  # a streamed copy spools, then writes nothing visible
         writer.write(data)
     assert writer.ref == ref

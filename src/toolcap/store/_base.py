@@ -69,7 +69,8 @@ class ArtifactStore(StoreBackend):
         """Store ``data`` once and return its reference ``toolcap:<32 hex>``.
 
         ``str`` is stored as its UTF-8 encoding. If the same bytes are already
-        stored, nothing is written (the artifact only counts as just used),
+        stored, nothing is written (the artifact only counts as just used; a put
+        of 1 MB or more has written a spool while it hashed, and removes it),
         unless what is stored no longer has its recorded size: then it is
         written again. Raises :class:`StoreError` on any failure.
         """

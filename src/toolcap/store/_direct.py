@@ -32,10 +32,7 @@ import contextlib
 import mmap
 import os
 import threading
-from typing import IO, TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from toolcap.store._backend import StoreBackend
+from typing import IO, Protocol
 
 __all__ = ["DIRECT_MIN", "SpoolWrite", "write_whole"]
 
@@ -117,11 +114,19 @@ def _give_back(buffer: mmap.mmap) -> None:
     buffer.close()
 
 
+class Spools(Protocol):
+    """What :class:`SpoolWrite` asks of a store backend (``StoreBackend`` has it)."""
+
+    def new_spool(self) -> IO[bytes]: ...
+    def write_spool(self, spool: IO[bytes], data: bytes) -> None: ...
+    def drop_spool(self, spool: IO[bytes]) -> None: ...
+
+
 class SpoolWrite:
     """A whole put's bytes on their way, on a thread of their own, into a new spool of
     ``backend`` (written by its ``write_spool``)."""
 
-    def __init__(self, backend: StoreBackend, data: bytes) -> None:
+    def __init__(self, backend: Spools, data: bytes) -> None:
         self._backend = backend
         self._spool = backend.new_spool()
         self._failure: list[BaseException] = []
