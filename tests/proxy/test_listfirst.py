@@ -324,3 +324,29 @@ def test_a_listing_carries_only_small_revision_meta_of_the_call() -> None:
     request = _relist.listing_request("id", meta, "c")
     assert request["params"] == {"_meta": {"io.modelcontextprotocol/protocolVersion":
                                            "2026-07-28"}, "cursor": "c"}
+
+
+def test_a_listing_cut_short_does_not_count_as_one_that_showed_every_tool() -> None:
+    upstream = Upstream()
+    lister = listing(upstream)
+    lister.before_call("typed", None)
+    for _ in range(_relist.MAX_PAGES):
+        answer(lister, page(json.loads(upstream.lines[-1])["id"], ["t"], cursor="again"))
+    assert lister.before_call("on-a-page-never-read", None) is not None
+
+
+def test_a_flush_that_fails_lets_later_messages_pass() -> None:
+    upstream = Upstream()
+
+    def send(line: bytes) -> None:
+        if line == b"call":
+            raise RuntimeError("a bug")
+        upstream.send(line)
+
+    lister = ListFirst(send, upstream.learn, lambda job: job())
+    first = lister.before_call("typed", None)
+    lister.hold(b"call")
+    with pytest.raises(RuntimeError):
+        answer(lister, page(first, ["typed"]))
+    assert not lister.hold(b"next")
+    assert lister.drain(0)

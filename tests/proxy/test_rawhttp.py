@@ -181,6 +181,11 @@ def answering_once(answer: bytes, hold: threading.Event | None = None) -> Iterat
         (b"HTTP/1.1 200 OK\r\ncontent-length: -1\r\n\r\n" + b"x" * 1000, "Content-Length"),
         (b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n-1\r\n" + b"x" * 1000,
          "chunk size"),
+        # A chunk longer than its size line says, whole in the buffer or not.
+        (b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nabcdeXY3\r\nabc\r\n"
+         b"0\r\n\r\n", "body"),
+        (b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n80000\r\n" + b"y" * 0x80000
+         + b"XY0\r\n\r\n", "body"),
         (b"HTTP/1.1 200 OK\r\ncontent-encoding: gzip\r\ncontent-length: 5\r\n\r\nnot z",
          "not valid gzip"),
     ],

@@ -12,6 +12,7 @@ from ..core._json import dumps as _json_dumps
 from ._long import LongMessage
 
 __all__ = [
+    "PROXY_ERROR",
     "ClientEnds", "ClientReader", "ClientWriter", "Hooks", "OnLine", "OnLongLine",
     "ToolNameConflict", "Upstream", "dumps", "guarded", "print_error",
 ]
@@ -21,6 +22,10 @@ T = TypeVar("T")
 #: Takes one message line, as a one-item list it empties (see Upstream.run).
 OnLine = Callable[[list[bytes | bytearray]], None]
 OnLongLine = Callable[[LongMessage], None]
+
+
+#: The JSON-RPC error code of a failure of the proxy itself (implementation-defined range).
+PROXY_ERROR = -32000
 
 
 def dumps(message: Any) -> bytes:

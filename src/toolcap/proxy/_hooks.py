@@ -33,7 +33,7 @@ from ..core._json import project_json_text
 from ..core._schemaguide import guide_for
 from ..protocols import ArtifactReader
 from ._artifact import is_toolcap_reader, read_artifact_definition, read_artifact_result
-from ._contracts import ToolNameConflict
+from ._contracts import PROXY_ERROR, ToolNameConflict
 
 __all__ = ["ProxyHooks"]
 
@@ -230,14 +230,18 @@ class ProxyHooks:
         return project_json_text(text, self.wire_budget)
 
     def error_answer(self, message: dict[str, Any], size: int) -> dict[str, Any]:
-        error = message.get("error")
         if self.fits(None, size):
             return message  # errors are small as a rule; their data may matter
-        if isinstance(error, dict) and isinstance(error.get("message"), str):
-            bounded = self.error_text(error["message"])
-            if bounded is not error["message"] or "data" in error:
-                # Error data can be anything, of any size: keep only the bounded text.
-                new_error = {k: v for k, v in error.items() if k != "data"}
-                new_error["message"] = bounded
-                return {**message, "error": new_error}
-        return message
+        # Over a limit, only the error's code and its bounded message go on: its data
+        # and any other member can be anything, of any size, and so can an answer
+        # that is neither a result object nor an error with a message.
+        error = message.get("error")
+        error = error if isinstance(error, dict) else {}
+        code, text = error.get("code"), error.get("message")
+        if not isinstance(text, str):
+            text = (f"toolcap proxy: the upstream server's answer ({size} bytes) was "
+                    "neither a result nor an error with a message")
+        if not isinstance(code, int) or isinstance(code, bool):
+            code = PROXY_ERROR
+        return {"jsonrpc": "2.0", "id": message.get("id"),
+                "error": {"code": code, "message": self.error_text(text)}}

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, cast
 from urllib.parse import urlsplit
 
-from ._contracts import OnLine, OnLongLine, dumps, print_error
+from ._contracts import PROXY_ERROR, OnLine, OnLongLine, dumps, print_error
 from ._handoff import Handoff
 from ._http_errors import describe_transport_error, explain_refusal
 from ._httpclient import new_client, send_request
@@ -29,7 +29,6 @@ from ._io import WriterClosed
 from ._listings import ToolListings
 from ._longhttp import StreamedMessage
 from ._rawhttp import RawClient, Started
-from ._relay import PROXY_ERROR
 from ._relist import Relister
 from ._revision import (
     SESSION_HEADER,
@@ -72,6 +71,7 @@ class HttpUpstream:
         # Lines to send, in order, and exchanges to make in order (already read).
         self._outbox: asyncio.Queue[bytes | Outgoing | None] = asyncio.Queue()
         self._writer_waits = False  # _write_all waits for the next line
+        self._scheduled = 0  # lines sent and on their way to the outbox on the loop
         self._tasks: set[asyncio.Task[None]] = set()
         self._cancel_by_close = StreamCancels()
         self._closed = False
@@ -133,12 +133,17 @@ class HttpUpstream:
         """Send one message line. Raises WriterClosed if the session has been stopped."""
         if self._closed:
             raise WriterClosed
+        on_loop = threading.get_ident() == self._loop_thread
         with self._starting:
             loop = self._loop
             if loop is None:  # before run(): it is sent once the loop runs
                 self._outbox.put_nowait(line)
                 return
-        if threading.get_ident() == self._loop_thread:  # from the loop itself: no wake-up
+            # From the loop itself, with no wake-up, unless a line another thread sent
+            # before is still on its way to the outbox: this one goes after it.
+            now = on_loop and self._scheduled == 0
+            self._scheduled += not now
+        if now:
             if self._writer_waits and self._outbox.empty():  # sent now: see _httpsend
                 if (in_order := self._dispatch(line)) is not None:
                     self._outbox.put_nowait(in_order)
@@ -146,9 +151,14 @@ class HttpUpstream:
                 self._outbox.put_nowait(line)
             return
         try:
-            loop.call_soon_threadsafe(self._outbox.put_nowait, line)
+            (loop.call_soon if on_loop else loop.call_soon_threadsafe)(self._put_sent, line)
         except RuntimeError as exc:  # the loop has ended
             raise WriterClosed from exc
+
+    def _put_sent(self, line: bytes) -> None:
+        with self._starting:
+            self._scheduled -= 1
+        self._outbox.put_nowait(line)
 
     def stop(self, grace: float = 2.0) -> None:
         """End the session (DELETE, within ``grace`` seconds) and the event loop."""

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import logging
 import secrets
 import threading
 from collections.abc import Callable
@@ -37,6 +38,8 @@ from ._contracts import dumps, print_error
 from ._relist import MAX_LISTING, MAX_PAGES, ListingTimes, listing_request
 
 __all__ = ["HOLD_MAX", "HOLD_SECONDS", "ListFirst"]
+
+log = logging.getLogger("toolcap.proxy")
 
 #: Seconds a call waits, at most, for the listing made before it.
 HOLD_SECONDS = 10.0
@@ -123,6 +126,7 @@ class ListFirst:
                        else "its answer lists no tools")
             elif not isinstance(cursor := result.get("nextCursor"), str):
                 why = None  # the last page
+                listing.complete = True
             elif listing.pages >= MAX_PAGES or listing.left < 0:
                 why = None  # what was read is learnt; the rest is given up on
             else:
@@ -198,9 +202,9 @@ class ListFirst:
             if self._listing is not listing:
                 return  # ended already (answered, timed out, or the relay closed)
             self._listing = None
-            if why is None:
+            if listing.complete:  # a listing cut short says nothing of the pages it left
                 self._times.listed()
-            else:
+            elif why is not None:
                 self._times.failed(listing.tool)
             flush = not self._flushing and self._held is not None
             self._flushing = self._flushing or flush
@@ -233,8 +237,12 @@ class ListFirst:
                 for line in lines:
                     self._send(line)
         except BaseException:
-            with self._lock:
+            with self._lock:  # what was taken is lost; what comes next must not be
                 self._flushing = False
+                if self._listing is None:
+                    self._held, self._held_bytes = None, 0
+                    self._progress.notify_all()
+            log.exception("sending the messages held for a listing failed")
             raise
 
 
@@ -247,6 +255,7 @@ class _Listing:
         self.request_id = request_id  # of the page asked for last
         self.pages = 1
         self.left = MAX_LISTING
+        self.complete = False  # its last page came
         self.timer: threading.Timer | None = None
 
 

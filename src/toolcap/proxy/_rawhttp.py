@@ -112,12 +112,15 @@ class RawResponse:
                 while size := await self._chunk_size(conn):
                     if size <= _CHUNK and conn.holds(size + 2):  # here whole: read at once
                         data = await conn.reader.readexactly(size)
-                        await conn.reader.readexactly(2)
+                        if await conn.reader.readexactly(2) != b"\r\n":  # longer than said
+                            raise ValueError("a chunk not followed by CRLF")
                         yield data
                         continue
                     async for data in self._counted(conn, size):
                         yield data
-                    await _timed(conn.reader.readexactly(2), self._wait(conn, size=2))
+                    if await _timed(conn.reader.readexactly(2), self._wait(conn, size=2)) != (
+                            b"\r\n"):
+                        raise ValueError("a chunk not followed by CRLF")
             elif self._length is not None:
                 async for data in self._counted(conn, self._length):
                     yield data
@@ -412,3 +415,4 @@ def _tls_context() -> ssl.SSLContext:
     """One context for every https upstream of the process: loading the system's
     certificates takes tens of milliseconds, on a loop other sessions share."""
     return ssl.create_default_context()
+

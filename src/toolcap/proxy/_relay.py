@@ -25,7 +25,16 @@ from typing import Any
 
 from ..adapters._mcpstructured import raw_strings
 from ..core._jsonraw import RawStrings
-from ._contracts import ClientEnds, Hooks, ToolNameConflict, Upstream, dumps, guarded, print_error
+from ._contracts import (
+    PROXY_ERROR,
+    ClientEnds,
+    Hooks,
+    ToolNameConflict,
+    Upstream,
+    dumps,
+    guarded,
+    print_error,
+)
 from ._heap import handling
 from ._io import FdWriter, LineReader, WriterClosed
 from ._listfirst import HOLD_SECONDS, ListFirst
@@ -39,8 +48,6 @@ __all__ = ["Relay"]
 
 log = logging.getLogger("toolcap.proxy")
 
-# JSON-RPC error code for failures of the proxy itself (implementation-defined range).
-PROXY_ERROR = -32000
 
 # A line up to this size is kept as it arrived, to forward it unchanged byte for
 # byte; a larger one is let go once decoded (its text once parsed), so that memory
