@@ -48,7 +48,6 @@ __all__ = ["Relay"]
 
 log = logging.getLogger("toolcap.proxy")
 
-
 # A line up to this size is kept as it arrived, to forward it unchanged byte for
 # byte; a larger one is let go once decoded (its text once parsed), so that memory
 # holds about two copies of it (a result with structuredContent keeps it while it
