@@ -70,3 +70,21 @@ def test_a_big_put_whose_write_fails_raises_and_names_nothing(
         store.put(_text(DIRECT_MIN, 2))
     assert _spools(store) == []
     assert store.list_artifacts() == []
+
+
+def test_a_big_put_that_cannot_start_its_write_thread_leaves_no_spool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    store = LocalStore(tmp_path)
+
+    def refused(self: threading.Thread) -> None:
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", refused)
+    with pytest.raises((RuntimeError, StoreError)):
+        store.put(_text(DIRECT_MIN, 3))
+    monkeypatch.undo()
+    assert _spools(store) == []
+    assert store.list_artifacts() == []

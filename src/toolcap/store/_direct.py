@@ -13,9 +13,10 @@ back rarely and by range.
 So an artifact of :data:`DIRECT_MIN` bytes or more is written with ``O_DIRECT``:
 its bytes go from a small page-aligned buffer of the process's own, reused from
 write to write, to the device, and the page cache is never filled with them.
-The write returns once the device has the bytes (the VM's disk takes about
-1.2 GB/s: 8 ms for 10 MB, with 1 ms of processor time instead of 3-100 ms); the
-file's metadata still reaches the disk with the flush that follows, as before.
+The write returns once the device has taken the bytes (the VM's disk takes about
+1.2 GB/s: 8 ms for 10 MB, with 1 ms of processor time instead of 3-100 ms): past
+the page cache, not yet durable (the device may cache them, and the file's
+metadata is not committed); durability is the flush's that follows, as before.
 Only whole aligned blocks go that way; the last partial block is written
 through the cache. Where the file system refuses direct writes (``EINVAL``),
 or the platform has no ``O_DIRECT``, the bytes are written the usual way, from
@@ -132,7 +133,11 @@ class SpoolWrite:
         self._failure: list[BaseException] = []
         self._thread = threading.Thread(target=self._write, args=(data,),
                                         name="toolcap-spool-write", daemon=True)
-        self._thread.start()
+        try:
+            self._thread.start()
+        except BaseException:  # no thread to be had: the spool must not stay behind
+            backend.drop_spool(self._spool)
+            raise
 
     def _write(self, data: bytes) -> None:
         try:
