@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolcap.store import LocalStore
+from toolcap.store import LocalStore, _direct
 from toolcap.store._direct import _ALIGN, _CHUNK, DIRECT_MIN, write_whole
 
 _real_pwrite = os.pwrite
@@ -56,6 +56,13 @@ def test_a_put_of_any_size_stores_exactly_its_bytes_under_their_hash(
     assert ref == "toolcap:" + hashlib.sha256(data).hexdigest()[:32]
     assert store.path_of(ref).read_bytes() == data
     assert store.stat(ref).bytes == size
+
+
+@pytest.fixture(autouse=True)
+def fast_device(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The device counts as fast, whatever the machine's disk does during the tests."""
+    monkeypatch.setattr(_direct, "_on", True)
+    monkeypatch.setattr(_direct, "SLOW_BELOW", 0)
 
 
 @pytest.fixture
@@ -136,3 +143,15 @@ def test_a_descriptor_that_refuses_o_direct_gets_the_whole_write_through_the_cac
     data = _data(DIRECT_MIN + _ALIGN, 3)
     assert _spooled(tmp_path, data) == data
     assert pwrites == []
+
+
+def test_after_a_slow_direct_write_the_process_writes_through_the_cache(
+    tmp_path: Path, pwrites: list[tuple[int, int, bool]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_direct, "SLOW_BELOW", 1 << 62)  # any device is slow
+    data = _data(2 * _CHUNK, 3)
+    assert _spooled(tmp_path, data) == data
+    assert pwrites and all(direct for _, _, direct in pwrites)  # this one went directly
+    pwrites.clear()
+    assert _spooled(tmp_path, data) == data
+    assert pwrites == []  # the next, through the cache

@@ -22,6 +22,10 @@ through the cache. Where the file system refuses direct writes (``EINVAL``),
 or the platform has no ``O_DIRECT``, the bytes are written the usual way, from
 where the direct writes stopped: the file always holds exactly the data.
 
+A device that takes a direct write slower than :data:`SLOW_BELOW` (a network file
+system, a busy or throttled disk) would make every big put wait for it, where the
+page cache would not: after one such write the process writes the usual way.
+
 Such a write mostly waits for the device, so a big put starts it on a thread
 (:class:`SpoolWrite`) and hashes the same bytes meanwhile, rather than one after
 the other: the reference is known about when the bytes are written.
@@ -33,9 +37,10 @@ import contextlib
 import mmap
 import os
 import threading
+import time
 from typing import IO, Protocol
 
-__all__ = ["DIRECT_MIN", "SpoolWrite", "write_whole"]
+__all__ = ["DIRECT_MIN", "SLOW_BELOW", "SpoolWrite", "write_whole"]
 
 #: An artifact of at least this many bytes is written past the page cache.
 DIRECT_MIN = 1 << 20
@@ -46,6 +51,9 @@ _ALIGN = 4096
 _CHUNK = 1 << 20
 # Aligned buffers kept for reuse (one per writer at once: the proxy writes two).
 _KEPT = 4
+#: Bytes a second under which a direct write counts as slow (see the module doc).
+SLOW_BELOW = 256 << 20
+_on = True  # no direct write of this process has been slow
 
 _O_DIRECT: int = getattr(os, "O_DIRECT", 0)
 try:
@@ -63,7 +71,7 @@ def write_whole(spool: IO[bytes], data: bytes | bytearray | memoryview) -> None:
     bytes or more (see the module doc); the spool's position ends after it."""
     view = memoryview(data).cast("B")
     done = 0
-    if len(view) >= DIRECT_MIN and _O_DIRECT and fcntl is not None:
+    if len(view) >= DIRECT_MIN and _O_DIRECT and fcntl is not None and _on:
         spool.flush()  # nothing is buffered in a new spool; made sure of
         done = _write_direct(spool.fileno(), view[: len(view) - len(view) % _ALIGN])
         spool.seek(done)
@@ -80,6 +88,7 @@ def _write_direct(fd: int, view: memoryview) -> int:
         return 0
     buffer = _take_buffer()
     done = 0
+    started = time.perf_counter()
     try:
         while done < len(view):
             piece = view[done : done + _CHUNK]
@@ -95,6 +104,9 @@ def _write_direct(fd: int, view: memoryview) -> int:
         _give_back(buffer)
         with contextlib.suppress(OSError):
             fcntl.fcntl(fd, fcntl.F_SETFL, flags)
+    if done and done < SLOW_BELOW * (time.perf_counter() - started):
+        global _on
+        _on = False  # this device is slow: the page cache serves the next ones better
     return done
 
 
