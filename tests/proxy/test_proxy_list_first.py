@@ -36,7 +36,7 @@ def call_rows(proxy: RawProxy) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     meanwhile (a sampling request is answered)."""
     proxy.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                 "params": {"name": "rows", "arguments": {}}})
-    others = []
+    others: list[dict[str, Any]] = []
     while True:
         line = proxy._lines.get(timeout=60)
         assert line is not None, "the proxy closed its stdout"
@@ -49,6 +49,18 @@ def call_rows(proxy: RawProxy) -> tuple[dict[str, Any], list[dict[str, Any]]]:
                 "role": "assistant", "content": {"type": "text", "text": "ok"}, "model": "m"}})
 
 
+def rows_once(tmp_path: Path, mode: str, config_text: str = "",
+              ) -> tuple[dict[str, Any], list[dict[str, Any]], Path, RawProxy]:
+    """A proxy in front of the stub in ``mode``, called once (``call_rows``) and left:
+    the call's response, what else the client was sent, the record, the proxy."""
+    proxy, record = start(tmp_path, mode, config_text)
+    try:
+        response, others = call_rows(proxy)
+    finally:
+        proxy.close_stdin()
+    return response, others, record, proxy
+
+
 def sent_to_server(record: Path) -> list[tuple[str | None, bool]]:
     """The methods the server was sent, in order, each with whether its id is the proxy's."""
     lines = record.read_text(encoding="utf-8").splitlines()
@@ -59,11 +71,7 @@ def sent_to_server(record: Path) -> list[tuple[str | None, bool]]:
 def test_a_call_before_any_listing_waits_for_every_page_and_is_cut_to_its_schema(
     tmp_path: Path,
 ) -> None:
-    proxy, record = start(tmp_path, "pages")
-    try:
-        response, others = call_rows(proxy)
-    finally:
-        proxy.close_stdin()
+    response, others, record, _ = rows_once(tmp_path, "pages")
     assert others == []  # the listing's two answers reached no client
     assert sent_to_server(record) == [
         ("initialize", False), ("notifications/initialized", False),
@@ -100,11 +108,7 @@ def proxy_listing(tmp_path: Path) -> set[str]:
 def test_a_server_that_asks_the_client_before_it_lists_is_answered_while_the_call_waits(
     tmp_path: Path,
 ) -> None:
-    proxy, record = start(tmp_path, "asks")
-    try:
-        response, others = call_rows(proxy)
-    finally:
-        proxy.close_stdin()
+    response, others, record, proxy = rows_once(tmp_path, "asks")
     assert [m.get("method") for m in others] == ["sampling/createMessage"]
     assert all(isinstance(row, dict) for row in response["result"]["structuredContent"]["rows"])
     methods = [method for method, _ in sent_to_server(record)]
@@ -114,11 +118,7 @@ def test_a_server_that_asks_the_client_before_it_lists_is_answered_while_the_cal
 
 
 def test_a_server_that_cannot_list_costs_one_line_and_the_call_goes_on(tmp_path: Path) -> None:
-    proxy, record = start(tmp_path, "error")
-    try:
-        response, others = call_rows(proxy)
-    finally:
-        proxy.close_stdin()
+    response, others, record, proxy = rows_once(tmp_path, "error")
     assert others == [] and "structuredContent" in response["result"]
     said = proxy.stderr_text()
     assert said.count("listing the tools before a call of 'rows' failed (the server "
@@ -127,11 +127,7 @@ def test_a_server_that_cannot_list_costs_one_line_and_the_call_goes_on(tmp_path:
 
 
 def test_a_listing_answer_over_max_line_size_ends_the_wait_at_once(tmp_path: Path) -> None:
-    proxy, _ = start(tmp_path, "huge", 'max_line_size = "256KB"\n')
-    try:
-        response, others = call_rows(proxy)
-    finally:
-        proxy.close_stdin()
+    response, others, _, proxy = rows_once(tmp_path, "huge", 'max_line_size = "256KB"\n')
     # The call went on without waiting out the listing's time, and the client, which
     # asked for no listing, was told nothing of it.
     assert others == [] and "structuredContent" in response["result"]
