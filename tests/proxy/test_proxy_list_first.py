@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -161,3 +162,17 @@ def test_names_the_server_did_not_list_a_moment_ago_make_no_listing(tmp_path: Pa
         proxy.close_stdin()
     methods = [method for method, _ in sent_to_server(record)][2:]
     assert methods == ["tools/list", "tools/list", "tools/call", "tools/call", "tools/call"]
+
+
+def test_a_server_that_says_its_tools_changed_is_listed_again(tmp_path: Path) -> None:
+    proxy, record = start(tmp_path, "pages")
+    try:
+        call_rows(proxy)  # listed first: two pages
+        assert "result" in proxy.request("tools/call", {"name": "change", "arguments": {}})
+        # No two listings within a second of each other: calls go on until one lists.
+        deadline = time.monotonic() + 10  # without it: not before 30 s
+        while sent_to_server(record).count(("tools/list", True)) < 4:
+            assert time.monotonic() < deadline, "no listing after the tools changed"
+            assert "result" in proxy.request("tools/call", {"name": "new", "arguments": {}})
+    finally:
+        proxy.close_stdin()

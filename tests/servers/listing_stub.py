@@ -5,7 +5,7 @@ It appends the method and id of every message it is sent to a record file
 schema of rows). Its mode (``argv[2]``) says how it answers ``tools/list``:
 ``pages`` at once, ``error`` with an error, ``huge`` with a first page of 512 KB
 (a tool described at length), ``asks`` only after it has asked the client for a
-sampling and had the answer.
+sampling and had the answer. A call of ``change`` says first that its tools changed.
 """
 
 from __future__ import annotations
@@ -59,6 +59,9 @@ def main() -> None:
         elif method is None and request_id == "ask-1" and asked_for is not None:
             cursor = (asked_for.get("params") or {}).get("cursor")
             write({"id": asked_for["id"], "result": PAGES[cursor]})
+        elif method == "tools/call" and params.get("name") == "change":
+            write({"method": "notifications/tools/list_changed"})
+            write({"id": request_id, "result": {"content": []}})
         elif method == "tools/call":
             rows = [{"id": i, "name": f"row {i:05d}"} for i in range(2000)]
             write({"id": request_id, "result": {
