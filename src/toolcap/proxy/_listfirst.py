@@ -35,7 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ._contracts import dumps, print_error
-from ._relist import MAX_LISTING, MAX_PAGES, ListingTimes, listing_request
+from ._relist import MAX_LISTING, MAX_PAGES, ListingTimes, listing_request, not_a_listing
 
 __all__ = ["HOLD_MAX", "HOLD_SECONDS", "ListFirst"]
 
@@ -120,10 +120,7 @@ class ListFirst:
                 return  # an answer that came after its listing had ended
             listing.left -= size
             if not isinstance(result, dict) or not isinstance(tools, list):
-                error = message.get("error")
-                text = error.get("message") if isinstance(error, dict) else None
-                why = (f"the server answered {text[:200]!r}" if isinstance(text, str)
-                       else "its answer lists no tools")
+                why = not_a_listing(message)
             elif not isinstance(cursor := result.get("nextCursor"), str):
                 why = None  # the last page
                 listing.complete = True

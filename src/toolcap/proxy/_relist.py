@@ -41,6 +41,7 @@ from ._sse import SseEvent, SseReader
 __all__ = [
     "HEADER_MISMATCH", "LIST_EVERY", "LIST_FLOOR", "LIST_SECONDS", "MAX_LISTING", "MAX_PAGES",
     "ListingGate", "ListingTimes", "Relister", "listed_page", "listing_failure", "listing_request",
+    "not_a_listing",
 ]
 
 #: The JSON-RPC error code of a request whose headers do not match its body.
@@ -236,10 +237,15 @@ def listed_page(answer: bytes) -> str | None:
     message: Any = None
     with contextlib.suppress(ValueError, RecursionError):
         message = json.loads(answer) if len(answer) < 65536 else None
+    raise ValueError(not_a_listing(message))
+
+
+def not_a_listing(message: Any) -> str:
+    """Why ``message``, the answer to a ``tools/list``, lists no tools, in a few words."""
     error = message.get("error") if isinstance(message, dict) else None
     text = error.get("message") if isinstance(error, dict) else None
-    raise ValueError(f"the server answered {text[:200]!r}" if isinstance(text, str)
-                     else "its answer lists no tools")
+    return (f"the server answered {text[:200]!r}" if isinstance(text, str)
+            else "its answer lists no tools")
 
 
 async def _answer(response: Any, request_id: str, limit: int) -> bytes:
