@@ -14,6 +14,7 @@ import io
 import os
 import sys
 import warnings
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import anyio
@@ -225,6 +226,17 @@ async def slow(steps: int, ctx: Context) -> str:
         await ctx.report_progress(i + 1, steps, f"step {i + 1}")
     await ctx.info("slow finished")
     return f"did {steps} steps"
+
+
+@server.tool()
+async def chatty(count: int, size: int, path: str, ctx: Context) -> str:
+    """Send ``count`` log messages of ``size`` characters as fast as the client takes
+    them, writing into ``path`` how many were sent so far; then return."""
+    text = "n" * size
+    for i in range(count):
+        await ctx.info(f"{i:08d} {text}")
+        Path(path).write_text(str(i + 1))
+    return f"sent {count}"
 
 
 @server.tool()

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ._contracts import dumps
+from ._room import Event, Room, StreamQueue
 
 __all__ = [
     "KEEPALIVE", "KEEPALIVE_EVENT", "Channel", "Event", "Exchange", "Replay", "cancel_lines",
@@ -48,8 +49,6 @@ REPLAY_BYTES = 4 << 20
 PRIMED_REVISIONS = frozenset({"2025-11-25"})
 KEEPALIVE = 15.0  # seconds between SSE comments on a quiet stream: finds clients gone away
 
-#: One SSE event: its id (None: not resumable) and its message; None ends the stream.
-Event = tuple[str | None, bytes]
 #: Put in a stream's queue when it has been quiet for KEEPALIVE seconds: sent as a comment.
 KEEPALIVE_EVENT: Event = (None, b"")
 
@@ -65,7 +64,7 @@ class Exchange:
     """One response stream: its numbered events, and the connection reading it (if any)."""
 
     def __init__(self, number: int | None, replay: Replay | None,
-                 waiting: set[str] | None = None) -> None:
+                 waiting: set[str] | None = None, room: Room | None = None) -> None:
         self.number = number  # None: its events carry no id and cannot be resumed
         self.waiting = waiting if waiting is not None else set()
         self.tokens: set[str] = set()  # the progress tokens of its requests
@@ -73,7 +72,8 @@ class Exchange:
         self.lost = 0  # the number of the newest event no longer kept
         self.kept = 0  # events of this stream in the replay buffer
         self.finished = False
-        self.queue: asyncio.Queue[Event | None] | None = asyncio.Queue()
+        self._room = room
+        self.queue: asyncio.Queue[Event | None] | None = StreamQueue(room)
         self._replay = replay
 
     def put(self, data: bytes) -> None:
@@ -94,7 +94,7 @@ class Exchange:
         """A new connection reads this stream from ``backlog`` on (an older one ends)."""
         if self.queue is not None:
             self.queue.put_nowait(None)
-        queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        queue: asyncio.Queue[Event | None] = StreamQueue(self._room)
         for event in backlog:
             queue.put_nowait(event)
         if self.finished:
@@ -139,10 +139,11 @@ class Replay:
 class Channel:
     """The routing of one session; every method runs on the event loop."""
 
-    def __init__(self, *, shared: bool = False) -> None:
+    def __init__(self, *, shared: bool = False, room: Room | None = None) -> None:
         # A shared channel (stateless clients) sends nothing a server starts: it
         # could not tell which client it is for; nor are its streams resumable.
         self.shared = shared
+        self.room = room  # counts what waits in the streams' queues
         self._by_id: dict[str, Exchange] = {}
         self._by_token: dict[str, Exchange] = {}  # progress tokens of the requests in flight
         self._posts: list[Exchange] = []
@@ -157,13 +158,14 @@ class Channel:
 
     def _new_exchange(self, waiting: set[str] | None = None) -> Exchange:
         if self.replay is None:
-            return Exchange(None, None, waiting)
+            return Exchange(None, None, waiting, self.room)
         if len(self._streams) >= self._scan_at:
             # Amortized: a scan at twice what the last one left costs O(1) a stream.
             self._forget_finished()
             self._scan_at = 2 * len(self._streams) + 16
         self._numbers += 1
-        exchange = self._streams[self._numbers] = Exchange(self._numbers, self.replay, waiting)
+        exchange = self._streams[self._numbers] = Exchange(self._numbers, self.replay, waiting,
+                                                           self.room)
         return exchange
 
     def _forget_finished(self) -> None:

@@ -36,6 +36,7 @@ from ._revision import (
     negotiated_revision,
     request_headers,
 )
+from ._room import Room
 
 __all__ = ["DEFAULT_TIMEOUT", "HttpUpstream"]
 
@@ -82,6 +83,7 @@ class HttpUpstream:
         self._on_long_line: OnLongLine | None = None
         self._loop_thread: int | None = None  # the thread the event loop runs on
         self._shared: Handoff | None = None  # on a loop of the caller's (use_loop)
+        self._room: Room | None = None
         self._ended = threading.Event()
         self._listings = ToolListings(url)  # routing headers, tools/list answers read
         self._relister = Relister(url, self._listings, self._spawn)  # calls refused for headers
@@ -178,13 +180,16 @@ class HttpUpstream:
         elif threading.get_ident() != self._loop_thread:
             self._ended.wait(2 * grace + 2.0)
 
-    def use_loop(self, loop: asyncio.AbstractEventLoop, inline: Callable[[int], bool]) -> None:
+    def use_loop(self, loop: asyncio.AbstractEventLoop, inline: Callable[[int], bool],
+                 room: Room | None = None) -> None:
         """Run on ``loop``, the caller's, instead of a thread of its own: called on that
         loop's thread, before ``run``. A message ``inline(size)`` says the relay handles
         at once is handed to it on the loop, with no hop between threads; any other (a
-        result to bound, to store) on a thread of its own, in order."""
+        result to bound, to store) on a thread of its own, in order. While ``room`` is
+        full, the server's messages wait before they are handed on (and so reading)."""
         self._loop, self._loop_thread = loop, threading.get_ident()
         self._shared = Handoff(inline)
+        self._room = room
 
     def _start_on_shared_loop(self, on_closed: Callable[[], None]) -> None:
         assert self._loop is not None
@@ -378,13 +383,17 @@ class HttpUpstream:
             self._listings.learn(holder)
         return self._hand_on(holder)
 
-    def _hand_on(self, holder: list[bytes]) -> Awaitable[None] | None:
+    def _hand_on(self, holder: list[bytes], *, wait_for_room: bool = True
+                 ) -> Awaitable[None] | None:
         # The relay takes lines read into a bytearray too; it only pops this one.
         if self._shared is not None:
+            if wait_for_room and self._room is not None and self._room.full():
+                return self._room.then(lambda: self._hand_on(holder, wait_for_room=False))
             handled = self._shared.hand_on(cast("list[bytes | bytearray]", holder))
             return None if handled is None else asyncio.wrap_future(handled)
         self._on_line(cast("list[bytes | bytearray]", holder))
         return None
+
 
     def fail(self, ids: list[Any], text: str) -> None:
         """Say ``text`` on stderr (once while it lasts) and answer each request with it."""
@@ -394,7 +403,9 @@ class HttpUpstream:
         self._listings.answers(b"", list(ids))
         for request_id in ids:
             error = {"code": PROXY_ERROR, "message": f"toolcap proxy: {text}"}
-            self._hand_on([dumps({"jsonrpc": "2.0", "id": request_id, "error": error})])
+            # Not held back for room: nothing would wait for it.
+            self._hand_on([dumps({"jsonrpc": "2.0", "id": request_id, "error": error})],
+                          wait_for_room=False)
         ids.clear()
 
     def _report(self, text: str | None) -> None:

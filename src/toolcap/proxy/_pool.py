@@ -18,6 +18,7 @@ from ._channel import Channel
 from ._contracts import Hooks, Upstream, print_error
 from ._guard import error_response as _error
 from ._listen import ServeOptions
+from ._room import Room
 from ._sessions import RelaySession, SessionTable
 from ._upstream import UpstreamStartError
 
@@ -71,18 +72,23 @@ class SessionPool:
         except BaseException:
             self.table.release()
             raise
-        channel = Channel(shared=shared)
+        # What the client has yet to read, bounded (_room.py). Not for the session
+        # stateless clients share: one of them reading slowly would stop them all.
+        room = None if shared else Room()
+        channel = Channel(shared=shared, room=room)
         holder: list[RelaySession] = []
         hooks = self._make_hooks()
         use_loop = getattr(upstream, "use_loop", None)
         if use_loop is not None:  # a URL: its exchanges run on this loop, no thread between
-            use_loop(loop, lambda size: hooks.fits(None, size))
+            use_loop(loop, lambda size: hooks.fits(None, size), room)
         session = RelaySession(
             upstream,
             hooks,
             loop,
             channel.deliver,
             lambda: self._ended(holder[0], channel),
+            room,
+            threads_wait=use_loop is None,
         )
         holder.append(session)
         self._channels[session.id] = channel

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from ._contracts import Hooks, Upstream
 from ._io import WriterClosed
 from ._relay import Relay
+from ._room import Room
 
 __all__ = ["RelaySession", "SessionTable"]
 
@@ -63,10 +64,13 @@ class _LoopWriter:
     unless a line from another thread is still on its way (it goes after that one):
     the client's stream has it without a turn of the loop."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, on_line: Callable[[bytes], None]) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, on_line: Callable[[bytes], None],
+                 room: Room | None = None) -> None:
         self._loop = loop
         self._loop_thread = threading.get_ident()
         self._on_line = on_line
+        # Lines written on another thread wait while the client has too much to read.
+        self._room = room
         self._lock = threading.Lock()
         self._queued = 0  # lines scheduled on the loop and not yet handed on
         self.closed = False
@@ -76,10 +80,13 @@ class _LoopWriter:
         return self.closed or self.left
 
     def write_line(self, data: bytes) -> None:
+        room = self._room
+        on_loop = threading.get_ident() == self._loop_thread
+        if room is not None and not on_loop:
+            room.wait(self.gone)
         with self._lock:
             if self.closed:
                 raise WriterClosed
-            on_loop = threading.get_ident() == self._loop_thread
             if not (on_loop and self._queued == 0):
                 try:
                     if on_loop:
@@ -90,13 +97,19 @@ class _LoopWriter:
                     self.closed = True
                     raise WriterClosed from exc
                 self._queued += 1
+                if room is not None:
+                    room.moving(len(data))
                 return
         self._on_line(data)
 
     def _hand_on_queued(self, data: bytes) -> None:
         with self._lock:
             self._queued -= 1
-        self._on_line(data)
+        try:
+            self._on_line(data)
+        finally:
+            if self._room is not None:
+                self._room.moving(-len(data))
 
     def close(self) -> None:
         with self._lock:
@@ -117,6 +130,9 @@ class RelaySession:
         loop: asyncio.AbstractEventLoop,
         on_line: Callable[[bytes], None],
         on_end: Callable[[], None],
+        room: Room | None = None,
+        *,
+        threads_wait: bool = True,
     ) -> None:
         self.id = secrets.token_urlsafe(24)  # visible ASCII, as the spec requires
         self.upstream = upstream
@@ -126,7 +142,11 @@ class RelaySession:
         self._loop = loop
         self._on_end = on_end
         self._reader = _QueueReader()
-        self._writer = _LoopWriter(loop, on_line)
+        self.room = room
+        # ``threads_wait``: a line the relay writes on a thread waits while ``room`` is
+        # full. Not for an upstream on the loop, which waits there instead (see
+        # HttpUpstream.use_loop): its lines are written on threads every session shares.
+        self._writer = _LoopWriter(loop, on_line, room if threads_wait else None)
         self._closed = False
         self.hooks = hooks
         self._relay = Relay(upstream, hooks, client=(self._reader, self._writer))
@@ -163,6 +183,8 @@ class RelaySession:
         if not self._closed:
             self._closed = True
             self._writer.left = True
+            if self.room is not None:
+                self.room.close()
             self._reader.lines.put(None)
 
     def wait(self, timeout: float) -> bool:

@@ -1,0 +1,110 @@
+"""The bytes a session holds for its client (``_room.Room``): counted in its streams'
+queues and on their way to the loop, and waited on while over the limit."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import threading
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolcap.proxy._room import Room, StreamQueue
+
+
+def test_a_queue_counts_the_bytes_of_the_events_it_holds() -> None:
+    async def go() -> None:
+        room = Room(limit=10)
+        queue = StreamQueue(room)
+        queue.put_nowait(("1-1", b"abcdef"))
+        queue.put_nowait(None)
+        queue.put_nowait(("1-2", b"ghijkl"))
+        assert (queue.size, room.used(), room.full()) == (12, 12, True)
+        assert await queue.get() == ("1-1", b"abcdef")
+        assert queue.get_nowait() is None
+        assert (queue.size, room.used(), room.full()) == (6, 6, False)
+
+    asyncio.run(go())
+
+
+@settings(deadline=None, max_examples=50)
+@given(st.lists(st.one_of(st.none(), st.binary(max_size=40)), max_size=30),
+       st.integers(min_value=0, max_value=30))
+def test_what_a_queue_counts_is_what_it_holds(items: list[bytes | None], taken: int) -> None:
+    async def go() -> None:
+        room = Room()
+        queue = StreamQueue(room)
+        for data in items:
+            queue.put_nowait(None if data is None else (None, data))
+        for _ in range(min(taken, len(items))):
+            queue.get_nowait()
+        left = list(queue._queue)  # what is still in it
+        assert queue.size == room.used() == sum(len(item[1]) for item in left if item)
+
+    asyncio.run(go())
+
+
+def test_a_queue_let_go_of_is_no_longer_counted() -> None:
+    async def go() -> Room:
+        room = Room(limit=4)
+        queue = StreamQueue(room)
+        queue.put_nowait((None, b"abcdefgh"))
+        assert room.full()
+        return room
+
+    room = asyncio.run(go())
+    gc.collect()  # the loop's own references to the queue went with it
+    assert room.used() == 0 and not room.full()
+
+
+def test_lines_on_their_way_to_the_loop_count_until_routed() -> None:
+    room = Room(limit=5)
+    room.moving(8)
+    assert room.full()
+    room.moving(-8)
+    assert not room.full()
+
+
+def test_a_closed_room_is_never_full_and_lets_waiters_go() -> None:
+    room = Room(limit=0)
+    room.moving(1)
+    released = threading.Event()
+    waiter = threading.Thread(target=lambda: (room.wait(lambda: False), released.set()))
+    waiter.start()
+    assert not released.wait(0.1)
+    room.close()
+    assert released.wait(10)
+    waiter.join(10)
+    assert not room.full()
+
+
+def test_a_thread_waits_only_while_its_client_is_there() -> None:
+    room = Room(limit=0)
+    room.moving(1)
+    gone = threading.Event()
+    waiter = threading.Thread(target=room.wait, args=(gone.is_set,))
+    waiter.start()
+    gone.set()
+    waiter.join(10)
+    assert not waiter.is_alive() and room.full()
+
+
+def test_an_action_waits_on_the_loop_for_room_then_runs() -> None:
+    async def go() -> list[str]:
+        room = Room(limit=3)
+        queue = StreamQueue(room)
+        queue.put_nowait((None, b"abcd"))
+        done: list[str] = []
+
+        async def later() -> None:
+            done.append("ran")
+
+        waiting = asyncio.ensure_future(room.then(later))
+        await asyncio.sleep(0.1)
+        assert done == [] and not waiting.done()
+        queue.get_nowait()  # the client read it
+        await asyncio.wait_for(waiting, 10)
+        return done
+
+    assert asyncio.run(go()) == ["ran"]
