@@ -73,7 +73,8 @@ class SessionPool:
             self.table.release()
             raise
         # What the client has yet to read, bounded (_room.py). Not for the session
-        # stateless clients share: one of them reading slowly would stop them all.
+        # stateless clients share: one of them reading slowly would stop them all,
+        # and their streams carry only the answers to their own requests.
         room = None if shared else Room()
         channel = Channel(shared=shared, room=room)
         holder: list[RelaySession] = []
