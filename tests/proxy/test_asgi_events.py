@@ -100,3 +100,23 @@ def test_a_post_stream_whose_client_went_away_ends_without_an_answer() -> None:
         return ended
 
     assert asyncio.run(run()) == [True]
+
+
+def test_many_waiting_events_go_out_in_chunks_of_about_chunk_max_and_all_arrive() -> None:
+    from toolcap.proxy._asgi import CHUNK_MAX
+
+    event = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"' + (
+        b"x" * 100_000) + b'"}}'
+
+    async def run() -> _Client:
+        client, queue, ended = _Client(), asyncio.Queue[Event | None](), []
+        for number in range(40):  # 4 MB waiting at once
+            queue.put_nowait((f"3-{number + 1}", event))
+        queue.put_nowait(None)
+        await _stream(client, queue, wait_for_first=True, ended=ended)
+        return client
+
+    bodies = asyncio.run(run()).bodies()
+    assert len(bodies) >= 4
+    assert all(len(body) < CHUNK_MAX + len(event) + 64 for body in bodies)
+    assert b"".join(bodies).count(b"event: message") == 40

@@ -12,6 +12,7 @@ from __future__ import annotations
 import http.client
 import json
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -112,4 +113,41 @@ def test_a_stream_the_client_does_not_read_holds_the_server_not_the_proxy_memory
     assert len(logs) == COUNT
     assert [int(str(m["params"]["data"])[:8]) for m in logs] == list(range(COUNT))  # type: ignore[index]
     (answer,) = [m for m in messages if m.get("id") == 1]
+    assert "sent 1500" in json.dumps(answer)
+
+
+def test_a_client_reading_one_stream_to_its_end_gets_its_answer_while_another_waits_unread(
+    listener: Listener, tmp_path: Path
+) -> None:
+    # What answers no request (these log messages) goes to the newest stream, B's,
+    # which the client reads only once A is answered: it must not fill the session.
+    where = urlsplit(listener.url)
+    assert where.hostname is not None and where.port is not None
+    setup = http.client.HTTPConnection(where.hostname, where.port, timeout=60)
+    init = _post(setup, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "one-at-a-time", "version": "0"}}})
+    session = init.getheader("mcp-session-id")
+    init.read()
+    assert session
+    _post(setup, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session).read()
+
+    sent = tmp_path / "sent"
+    first = http.client.HTTPConnection(where.hostname, where.port, timeout=120)
+    answer_a = _post(first, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "chatty", "arguments": {"count": COUNT, "size": SIZE, "path": str(sent)}}},
+        session)
+    second = http.client.HTTPConnection(where.hostname, where.port, timeout=120)
+    second.request("POST", "/mcp", json.dumps(
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "block", "arguments": {"token": "unread"}}}),
+        {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+         "Mcp-Session-Id": session, "Mcp-Protocol-Version": "2025-06-18"})
+
+    read: list[bytes] = []
+    reader = threading.Thread(target=lambda: read.append(answer_a.read()), daemon=True)
+    reader.start()
+    reader.join(120)  # a stalled stream would still get a keep-alive every 15 s
+    assert read, f"call A got no answer; the server sent {sent.read_text()} of {COUNT} logs"
+    (answer,) = [m for m in _messages(read[0]) if m.get("id") == 1]
     assert "sent 1500" in json.dumps(answer)

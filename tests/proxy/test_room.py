@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
 import threading
 
 from hypothesis import given, settings
@@ -108,3 +109,41 @@ def test_an_action_waits_on_the_loop_for_room_then_runs() -> None:
         return done
 
     assert asyncio.run(go()) == ["ran"]
+
+
+def test_a_stream_no_longer_read_is_no_longer_counted() -> None:
+    from toolcap.proxy._channel import Channel
+
+    async def go() -> tuple[int, int]:
+        room = Room()
+        channel = Channel(room=room)
+        exchange = channel.open_post([1])
+        assert exchange.queue is not None
+        queue = exchange.queue
+        channel.deliver(b'{"jsonrpc":"2.0","method":"notifications/message","params":{}}')
+        held = room.used()
+        channel.close(exchange, queue)  # its connection ended
+        return held, room.used()
+
+    held, after = asyncio.run(go())
+    assert held > 0 and after == 0
+
+
+def test_what_waits_for_a_stream_to_open_is_bounded_in_bytes_and_keeps_the_newest() -> None:
+    from toolcap.proxy._channel import Channel
+
+    async def go() -> list[bytes]:
+        channel = Channel(room=Room())
+        pad = "y" * (1 << 20)
+        for number in range(40):  # 40 MB while no stream is open
+            channel.deliver(json.dumps({"jsonrpc": "2.0", "method": "notifications/message",
+                                        "params": {"n": number, "data": pad}}).encode())
+        standalone = channel.open_standalone()
+        assert standalone is not None and standalone.queue is not None
+        queue = standalone.queue
+        return [queue.get_nowait()[1] for _ in range(queue.qsize())]  # type: ignore[index]
+
+    kept = asyncio.run(go())
+    assert sum(len(data) for data in kept) <= 16 << 20  # as docs/serving.md says
+    numbers = [json.loads(data)["params"]["n"] for data in kept]
+    assert numbers == list(range(40 - len(numbers), 40)) and len(numbers) >= 10

@@ -23,6 +23,10 @@ from ._channel import KEEPALIVE, KEEPALIVE_EVENT, Event, sse_event
 # going away, and a primed one sends its head and priming event alone: a quick answer
 # goes out with them in one chunk, and needs no watching.
 FIRST_GRACE = 0.05
+# The most bytes of waiting events one body chunk takes: a client reading slowly while
+# many wait would otherwise have the proxy hold them in several copies at once (the
+# events, the chunk, the socket's buffer).
+CHUNK_MAX = 1 << 20
 
 __all__ = [
     "EventStream", "Receive", "Reply", "Request", "Scope", "Send", "send_events", "send_whole",
@@ -203,7 +207,8 @@ async def send_events(
             event: Event | None = await queue.get()
             parts: list[bytes] = [priming] if priming else []
             priming = b""
-            while True:  # what is there already goes out in the same chunk
+            size = 0
+            while True:  # what is there already goes out in the same chunk, up to CHUNK_MAX
                 if event is None:
                     ended = True
                     break
@@ -211,11 +216,13 @@ async def send_events(
                 if data or not parts:  # a keep-alive says nothing where an event goes out
                     parts.append(sse_event(event_id, data if rewrite is None or not data
                                            else rewrite(data)))
-                if queue.empty():
+                    size += len(parts[-1])
+                if queue.empty() or size >= CHUNK_MAX:
                     break
                 event = queue.get_nowait()
             chunk = {"type": "http.response.body", "body": b"".join(parts),
                      "more_body": not ended}
+            del parts
             if started:
                 await send(chunk)
             else:

@@ -40,8 +40,14 @@ __all__ = [
 
 log = logging.getLogger("toolcap.proxy")
 
-# Messages the server started while the client had no stream open; older ones are dropped.
+# Messages the server started while the client had no stream open, and their bytes at
+# most; older ones are dropped (a client need not open a stream for them, so they
+# cannot hold the server back: see _room.py).
 BACKLOG = 256
+BACKLOG_BYTES = 16 << 20
+# A stream with this many bytes waiting is behind: what no request asked for goes to
+# another stream, if one is less behind.
+BEHIND = 1 << 20
 #: Events each session keeps for resumption, and their bytes at most.
 REPLAY_EVENTS = 256
 REPLAY_BYTES = 4 << 20
@@ -93,6 +99,8 @@ class Exchange:
     def attach(self, backlog: list[Event]) -> asyncio.Queue[Event | None]:
         """A new connection reads this stream from ``backlog`` on (an older one ends)."""
         if self.queue is not None:
+            # The new connection has them from the replay; the old one ends now.
+            _let_go(self.queue)
             self.queue.put_nowait(None)
         queue: asyncio.Queue[Event | None] = StreamQueue(self._room)
         for event in backlog:
@@ -153,7 +161,8 @@ class Channel:
         self.replay = None if shared else Replay()
         self.standalone: Exchange | None = None
         self._last_get: Exchange | None = None  # the newest GET stream: it may be resumed
-        self._backlog: deque[bytes] = deque(maxlen=BACKLOG)
+        self._backlog: deque[bytes] = deque()
+        self._backlog_bytes = 0
         self.ended = False
 
     def _new_exchange(self, waiting: set[str] | None = None) -> Exchange:
@@ -205,6 +214,13 @@ class Channel:
     def _drain_backlog(self, exchange: Exchange) -> None:
         while self._backlog:
             exchange.put(self._backlog.popleft())
+        self._backlog_bytes = 0
+
+    def _keep_for_later(self, data: bytes) -> None:
+        self._backlog.append(data)
+        self._backlog_bytes += len(data)
+        while len(self._backlog) > BACKLOG or self._backlog_bytes > BACKLOG_BYTES:
+            self._backlog_bytes -= len(self._backlog.popleft())
 
     def resume(self, last_event_id: str) -> tuple[Exchange, asyncio.Queue[Event | None]] | None:
         """The stream ``last_event_id`` belongs to, read again from the event after it;
@@ -237,6 +253,8 @@ class Channel:
         """
         if exchange.queue is not queue:
             return  # a newer connection reads it now
+        if queue is not None:
+            _let_go(queue)  # no longer read: what it holds is counted no more
         exchange.queue = None
         if exchange is self.standalone:
             self.standalone = None
@@ -314,15 +332,33 @@ class Channel:
             if owner is not None:
                 owner.put(data)  # on the stream of the request it reports on
                 return
-        reading = [post for post in self._posts if post.queue is not None and not post.finished]
         if self.shared:
             log.debug("dropped a server message: stateless clients have no stream for it")
-        elif self.standalone is not None:
-            self.standalone.put(data)
-        elif reading:
-            reading[-1].put(data)
+            return
+        streams = [post for post in self._posts if post.queue is not None and not post.finished]
+        if self.standalone is not None:
+            streams.append(self.standalone)
+        if streams:
+            # The GET stream, else the newest POST stream; but one whose client is behind
+            # is passed over for the one that is least behind: a client may read one
+            # stream to its end before it reads another, and what waits in a stream
+            # counts against what the session may hold (_room.py).
+            chosen = streams[-1]
+            if _queued(chosen) > BEHIND:
+                chosen = min(reversed(streams), key=_queued)
+            chosen.put(data)
         else:
-            self._backlog.append(data)
+            self._keep_for_later(data)
+
+
+def _let_go(queue: asyncio.Queue[Event | None]) -> None:
+    if isinstance(queue, StreamQueue):
+        queue.let_go()
+
+
+def _queued(exchange: Exchange) -> int:
+    queue = exchange.queue
+    return queue.size if isinstance(queue, StreamQueue) else 0
 
 
 def sse_event(event_id: str | None, data: bytes) -> bytes:

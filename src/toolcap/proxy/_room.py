@@ -26,11 +26,11 @@ __all__ = ["ROOM_BYTES", "Event", "Room", "StreamQueue"]
 Event = tuple[str | None, bytes]
 
 #: The bytes of messages a session holds for its client before it reads no more from
-#: its upstream (a stream's bytes handed to the socket at once are not counted: a
-#: stream sends what it holds in one chunk, so a session holds at most about twice this).
+#: its upstream (beside them, each stream's chunk on its way to the socket, 1 MB at
+#: most: see _asgi.CHUNK_MAX).
 ROOM_BYTES = 16 << 20
 #: Seconds between looks at whether a full room has room again.
-POLL = 0.02
+POLL = 0.05
 
 
 class Room:
@@ -94,6 +94,11 @@ class StreamQueue(asyncio.Queue[Event | None]):
         super()._put(item)
         if item is not None:
             self.size += len(item[1])
+
+    def let_go(self) -> None:
+        """Drop what is waiting: nothing will read it."""
+        self._queue.clear()  # type: ignore[attr-defined]
+        self.size = 0
 
     def _get(self) -> Event | None:
         item = super()._get()
