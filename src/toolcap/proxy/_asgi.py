@@ -161,8 +161,9 @@ async def send_events(
     revision's way to give a client a place to resume from before any message).
     ``wait_for_first``: the response's head waits for its first event, so that a
     quick answer and the stream's end go out together (one write of the head, one
-    of the body); primed, it waits :data:`FIRST_GRACE` at most, then the priming
-    event goes alone. A stream the client reads for what comes later (GET) sends
+    of the body; the end goes alone after an answer of :data:`CHUNK_MAX` or more);
+    primed, it waits :data:`FIRST_GRACE` at most, then the priming event goes alone.
+    A stream the client reads for what comes later (GET) sends
     its head, and its priming event, at once. A client that went away is noticed
     from :data:`FIRST_GRACE` on (at once on a GET stream).
     """

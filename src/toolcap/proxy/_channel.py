@@ -6,8 +6,9 @@ session's standalone GET stream. The relay never rewrites ids, so a response
 is routed by its id to the POST that carried the request, and a progress
 notification by its token to the POST of the request it reports on. Any
 other message the server starts goes to the GET stream when one is open, else to the newest
-POST stream a client is reading (the spec allows both), else it waits, in a
-bounded backlog, for the client to open a GET stream.
+POST stream a client is reading (the spec allows both), unless its client has
+stalled (then to the stream read last), else it waits, in a bounded backlog,
+for the client to open a GET stream.
 
 Streams are resumable (the spec's "Resumability and Redelivery"): every event
 of a session's stream has an id ``STREAM-N``, its stream's number in the
@@ -26,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections import deque
 from collections.abc import Sequence
 from typing import Any
@@ -45,9 +47,6 @@ log = logging.getLogger("toolcap.proxy")
 # cannot hold the server back: see _room.py).
 BACKLOG = 256
 BACKLOG_BYTES = 16 << 20
-# A stream with this many bytes waiting is behind: what no request asked for goes to
-# another stream, if one is less behind.
-BEHIND = 1 << 20
 #: Events each session keeps for resumption, and their bytes at most.
 REPLAY_EVENTS = 256
 REPLAY_BYTES = 4 << 20
@@ -339,13 +338,15 @@ class Channel:
         if self.standalone is not None:
             streams.append(self.standalone)
         if streams:
-            # The GET stream, else the newest POST stream; but one whose client is behind
-            # is passed over for the one that is least behind: a client may read one
+            # The GET stream, else the newest POST stream; but one whose client has
+            # stalled is passed over for the one read last: a client may read one
             # stream to its end before it reads another, and what waits in a stream
             # counts against what the session may hold (_room.py).
             chosen = streams[-1]
-            if _queued(chosen) > BEHIND:
-                chosen = min(reversed(streams), key=_queued)
+            now, crowded = time.monotonic(), self.room is not None and self.room.crowded()
+            if _stalled(chosen, now, crowded):
+                chosen = max(reversed(streams), key=lambda stream: (
+                    not _stalled(stream, now, crowded), _taken_at(stream)))
             chosen.put(data)
         else:
             self._keep_for_later(data)
@@ -356,9 +357,14 @@ def _let_go(queue: asyncio.Queue[Event | None]) -> None:
         queue.let_go()
 
 
-def _queued(exchange: Exchange) -> int:
+def _stalled(exchange: Exchange, now: float, crowded: bool) -> bool:
     queue = exchange.queue
-    return queue.size if isinstance(queue, StreamQueue) else 0
+    return isinstance(queue, StreamQueue) and queue.stalled(now, crowded)
+
+
+def _taken_at(exchange: Exchange) -> float:
+    queue = exchange.queue
+    return queue.taken_at if isinstance(queue, StreamQueue) else 0.0
 
 
 def sse_event(event_id: str | None, data: bytes) -> bytes:

@@ -26,9 +26,13 @@ __all__ = ["ROOM_BYTES", "Event", "Room", "StreamQueue"]
 Event = tuple[str | None, bytes]
 
 #: The bytes of messages a session holds for its client before it reads no more from
-#: its upstream (beside them, each stream's chunk on its way to the socket, 1 MB at
-#: most: see _asgi.CHUNK_MAX).
+#: its upstream (beside them, each stream's chunk on its way to the socket: about
+#: 1 MB, or one message if it is larger; see _asgi.CHUNK_MAX).
 ROOM_BYTES = 16 << 20
+#: A stream whose client has left this many bytes unread for STALL seconds is stalled:
+#: what no request asked for goes to another stream (see _channel.Channel._route).
+BEHIND = 1 << 20
+STALL = 1.0
 #: Seconds between looks at whether a full room has room again.
 POLL = 0.05
 
@@ -57,6 +61,10 @@ class Room:
     def used(self) -> int:
         with self._lock:
             return self._moving + sum(queue.size for queue in self._queues)
+
+    def crowded(self) -> bool:
+        """Whether more than half of :attr:`limit` is taken."""
+        return self.used() > self.limit // 2
 
     def full(self) -> bool:
         """Whether the client has more than :attr:`limit` bytes to read (never, once closed)."""
@@ -87,6 +95,7 @@ class StreamQueue(asyncio.Queue[Event | None]):
     def __init__(self, room: Room | None = None) -> None:
         super().__init__()
         self.size = 0
+        self.taken_at = time.monotonic()  # when its stream last took an event
         if room is not None:
             room.track(self)
 
@@ -102,6 +111,13 @@ class StreamQueue(asyncio.Queue[Event | None]):
 
     def _get(self) -> Event | None:
         item = super()._get()
+        self.taken_at = time.monotonic()
         if item is not None:
             self.size -= len(item[1])
         return item
+
+    def stalled(self, now: float, crowded: bool) -> bool:
+        """Whether its client has left over ``BEHIND`` bytes unread for ``STALL`` seconds,
+        or at all while the session's room is ``crowded`` (half full: at the rate a
+        server may send, it would be full before a second has passed)."""
+        return self.size > BEHIND and (crowded or now - self.taken_at > STALL)
