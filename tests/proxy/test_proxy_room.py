@@ -43,6 +43,21 @@ def _messages(body: bytes) -> list[dict[str, object]]:
             if line.startswith("data:") and line[5:].strip()]
 
 
+def _open_session(listener: Listener) -> tuple[tuple[str, int], str]:
+    """A session opened with plain HTTP requests: the proxy's address, and the session id."""
+    url = urlsplit(listener.url)
+    assert url.hostname is not None and url.port is not None
+    setup = http.client.HTTPConnection(url.hostname, url.port, timeout=60)
+    init = _post(setup, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}})
+    session = init.getheader("mcp-session-id")
+    init.read()
+    assert session
+    _post(setup, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session).read()
+    return (url.hostname, url.port), session
+
+
 def _peak_rss(pid: int) -> int:
     """The process's peak resident set, in bytes."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -85,20 +100,11 @@ def listener(request: pytest.FixtureRequest, env: dict[str, str],
 def test_a_stream_the_client_does_not_read_holds_the_server_not_the_proxy_memory(
     listener: Listener, tmp_path: Path
 ) -> None:
-    where = urlsplit(listener.url)
-    assert where.hostname is not None and where.port is not None
-    setup = http.client.HTTPConnection(where.hostname, where.port, timeout=60)
-    init = _post(setup, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "slow", "version": "0"}}})
-    session = init.getheader("mcp-session-id")
-    init.read()
-    assert session
-    _post(setup, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session).read()
+    where, session = _open_session(listener)
     before = _peak_rss(listener.proc.pid)
 
     sent = tmp_path / "sent"
-    slow = http.client.HTTPConnection(where.hostname, where.port, timeout=120)
+    slow = http.client.HTTPConnection(*where, timeout=120)
     call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
         "name": "chatty", "arguments": {"count": COUNT, "size": SIZE, "path": str(sent)}}}
     response = _post(slow, call, session)  # its head; its body is not read yet
@@ -121,23 +127,14 @@ def test_a_client_reading_one_stream_to_its_end_gets_its_answer_while_another_wa
 ) -> None:
     # What answers no request (these log messages) goes to the newest stream, B's,
     # which the client reads only once A is answered: it must not fill the session.
-    where = urlsplit(listener.url)
-    assert where.hostname is not None and where.port is not None
-    setup = http.client.HTTPConnection(where.hostname, where.port, timeout=60)
-    init = _post(setup, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "one-at-a-time", "version": "0"}}})
-    session = init.getheader("mcp-session-id")
-    init.read()
-    assert session
-    _post(setup, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session).read()
+    where, session = _open_session(listener)
 
     sent = tmp_path / "sent"
-    first = http.client.HTTPConnection(where.hostname, where.port, timeout=120)
+    first = http.client.HTTPConnection(*where, timeout=120)
     answer_a = _post(first, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
         "name": "chatty", "arguments": {"count": COUNT, "size": SIZE, "path": str(sent)}}},
         session)
-    second = http.client.HTTPConnection(where.hostname, where.port, timeout=120)
+    second = http.client.HTTPConnection(*where, timeout=120)
     second.request("POST", "/mcp", json.dumps(
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
          "params": {"name": "block", "arguments": {"token": "unread"}}}),
