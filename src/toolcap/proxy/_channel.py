@@ -343,10 +343,10 @@ class Channel:
             # stream to its end before it reads another, and what waits in a stream
             # counts against what the session may hold (_room.py).
             chosen = streams[-1]
-            now, crowded = time.monotonic(), self.room is not None and self.room.crowded()
-            if _stalled(chosen, now, crowded):
+            now, room = time.monotonic(), self.room
+            if _stalled(chosen, now, room):
                 chosen = max(reversed(streams), key=lambda stream: (
-                    not _stalled(stream, now, crowded), _taken_at(stream)))
+                    not _stalled(stream, now, room), _taken_at(stream)))
             chosen.put(data)
         else:
             self._keep_for_later(data)
@@ -357,9 +357,9 @@ def _let_go(queue: asyncio.Queue[Event | None]) -> None:
         queue.let_go()
 
 
-def _stalled(exchange: Exchange, now: float, crowded: bool) -> bool:
+def _stalled(exchange: Exchange, now: float, room: Room | None) -> bool:
     queue = exchange.queue
-    return isinstance(queue, StreamQueue) and queue.stalled(now, crowded)
+    return isinstance(queue, StreamQueue) and queue.stalled(now, room)
 
 
 def _taken_at(exchange: Exchange) -> float:

@@ -116,8 +116,9 @@ class StreamQueue(asyncio.Queue[Event | None]):
             self.size -= len(item[1])
         return item
 
-    def stalled(self, now: float, crowded: bool) -> bool:
+    def stalled(self, now: float, room: Room | None) -> bool:
         """Whether its client has left over ``BEHIND`` bytes unread for ``STALL`` seconds,
-        or at all while the session's room is ``crowded`` (half full: at the rate a
+        or at all while the session's ``room`` is crowded (half full: at the rate a
         server may send, it would be full before a second has passed)."""
-        return self.size > BEHIND and (crowded or now - self.taken_at > STALL)
+        return self.size > BEHIND and (
+            now - self.taken_at > STALL or (room is not None and room.crowded()))
