@@ -5,14 +5,15 @@ proxy must change: the results of ``initialize`` (to advertise tools when the
 proxy adds one), ``tools/list`` (to add ``read_artifact``, withhold output
 schemas a cut could break), ``tools/call``, ``resources/read`` and
 ``prompts/get`` (to bound them), and the proxy's own ``read_artifact`` calls,
-which it answers itself (or passes to an upstream toolcap). Request ids are
-never rewritten, so requests the upstream sends to the client (sampling,
-elicitation, roots), their responses, progress and cancellation notifications
-all pass through untouched, and so do methods and fields this code does not
-know. A line too long to read, or not JSON, is :mod:`~toolcap.proxy._unread`'s.
-Each line is parsed once (to learn its id and method); everything else
-about a message costs time linear in its size. A result the proxy builds itself
-follows the revision the request names (``resultType`` from 2026-07-28 on).
+which it answers itself or passes to an upstream toolcap
+(:mod:`~toolcap.proxy._owntool`). Request ids are never rewritten, so requests
+the upstream sends to the client (sampling, elicitation, roots), their
+responses, progress and cancellation notifications all pass through untouched,
+and so do methods and fields this code does not know. A line too long to read,
+or not JSON, is :mod:`~toolcap.proxy._unread`'s. Each line is parsed once (to
+learn its id and method); everything else about a message costs time linear in
+its size. A result the proxy builds itself follows the revision the request
+names (``resultType`` from 2026-07-28 on).
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..adapters._mcpstructured import raw_strings
@@ -39,8 +39,9 @@ from ._heap import handling
 from ._io import FdWriter, LineReader, WriterClosed
 from ._listfirst import HOLD_SECONDS, ListFirst
 from ._long import WINDOW
+from ._owntool import OwnTool
 from ._pending import Pending, PendingTable
-from ._revision import empty_tools_list, for_revision, text_result, wants_result_type
+from ._revision import for_revision, text_result, wants_result_type
 from ._scan import scan_message
 from ._unread import UnreadMessages
 
@@ -74,12 +75,11 @@ class Relay:
         self._lock = threading.Lock()
         self._done = threading.Event()
         self._ended_by: str | None = None  # "client", "upstream" or "conflict"
-        self._upstream_has_tools = True
         self._initialized = False
-        self._workers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="toolcap-artifact")
         # Listings of the relay's own before calls of tools no listing has shown.
         self._list_first = ListFirst(self._send_now,
                                      lambda result, first: hooks.tools_list(result, first))
+        self._own = OwnTool(hooks, self._pending, self._reply, self._to_upstream)
         # Tool results in the upstream line being handled (one reader thread), for diagnostics.
         self._results_in_line: list[tuple[str, Any]] = []
         self._unread = UnreadMessages(hooks, self._pending, self._reply, self._reply_error,
@@ -117,7 +117,7 @@ class Relay:
     def _finish(self) -> int:
         by = self._ended_by
         self._list_first.close()
-        self._workers.shutdown(wait=False, cancel_futures=True)
+        self._own.close()
         if by == "upstream":
             # Its stdout ended: reap it (or stop it, if it only closed stdout) for its status.
             self._upstream.stop(grace=1.0)
@@ -197,20 +197,16 @@ class Relay:
             return False
         call_id = message["id"]
         typed = wants_result_type(params)
+        if self._own.take(method, message, params, typed):
+            return True
         if method == "tools/call":
             name = params.get("name")
-            if name is not None and name == self._hooks.read_artifact_name:
-                self._workers.submit(self._answer_read_artifact, call_id, message, typed)
-                return True
             self._pending.track(call_id, Pending("tools/call", str(name), typed))
-            if isinstance(name, str) and self._upstream_has_tools and (
+            if isinstance(name, str) and self._own.upstream_has_tools and (
                     not self._hooks.listed_tool(name)):
                 # Its output schema (a --url server's Mcp-Param marks) is not known yet.
                 self._list_first.before_call(name, params.get("_meta"))
         elif method == "tools/list":
-            if not self._upstream_has_tools:
-                self._reply(call_id, self._hooks.tools_list(empty_tools_list(typed), True), typed)
-                return True
             first_page = params.get("cursor") is None
             self._pending.track(call_id, Pending("tools/list", "", typed, first_page))
         elif method == "resources/read":
@@ -231,20 +227,6 @@ class Relay:
             self._upstream.send(line)
         except WriterClosed:
             self._end("upstream")
-
-    def _answer_read_artifact(self, call_id: Any, message: dict[str, Any], typed: bool) -> None:
-        params = message["params"]
-        reader = self._hooks.upstream_read(params.get("arguments"))
-        if reader is not None:  # not in this store: the upstream toolcap's reader may hold it
-            self._pending.track(call_id, Pending("tools/call", params["name"], typed))
-            self._to_upstream(dumps({**message, "params": {**params, "name": reader}}))
-            return
-        try:
-            result = self._hooks.read_artifact(call_id, params.get("arguments"))
-        except Exception as exc:  # a bug here must not take the relay down
-            log.exception("read_artifact failed")
-            result = text_result(f"read_artifact failed: {exc}", is_error=True)
-        self._reply(call_id, result, typed)
 
     # -- upstream -> client ------------------------------------------------
 
@@ -383,19 +365,8 @@ class Relay:
                 self._list_first.listed()  # the last page: the tools are known
             return self._hooks.tools_list(result, entry.first_page)
         if entry.method == "initialize":
-            return self._initialize_result(result)
+            return self._own.initialize_result(result)
         return None
-
-    def _initialize_result(self, result: dict[str, Any]) -> dict[str, Any] | None:
-        capabilities = result.get("capabilities")
-        if not isinstance(capabilities, dict) or self._hooks.read_artifact_name is None:
-            return None
-        if "tools" in capabilities:
-            return None
-        # The upstream has no tools, but the proxy offers read_artifact for what
-        # it cuts from resources: advertise tools and answer tools/list here.
-        self._upstream_has_tools = False
-        return {**result, "capabilities": {**capabilities, "tools": {}}}
 
     # -- writing to the client ----------------------------------------------
 
