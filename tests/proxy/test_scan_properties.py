@@ -1,4 +1,5 @@
-"""The scanner's fast path reads a message exactly as ``json.loads`` does, or declines."""
+"""The scanner's fast path reads a message exactly as ``json.loads`` does, or declines;
+a line is kept to forward as it came only when it can be."""
 
 from __future__ import annotations
 
@@ -6,13 +7,14 @@ import json
 import random
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from _strategies import tricky_character
 from toolcap.core._jsonraw import RawStrings, dumps_utf8
 from toolcap.core._jsonsize import dumps, json_size
-from toolcap.proxy._scan import scan_message
+from toolcap.proxy._scan import NotJson, parse_line, scan_message
 
 # Small enough that generated strings are "long" and take the scanner's own path.
 LONG = 20  # longer than every key the tests write ("structuredContent")
@@ -229,3 +231,24 @@ def test_a_long_string_written_as_dumps_writes_it_is_spliced_from_the_line() -> 
     assert kept is not None and bytes(kept) in line
     assert dumps_utf8(found["result"]["structuredContent"], raw) == json.dumps(
         {"result": text}, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+@settings(max_examples=200, deadline=None)
+@given(plain, st.booleans(), st.booleans())
+def test_a_line_is_parsed_and_kept_to_forward_only_while_it_is_utf8(
+    value: Any, broken: bool, mutable: bool
+) -> None:
+    line = json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"v": value, "t": "ab"}}).encode()
+    if broken:
+        line = line.replace(b'"ab"', b'"a\xffb"')  # read with U+FFFD, never forwarded as is
+    holder: list[bytes | bytearray] = [bytearray(line) if mutable else line]
+    message, kept, raw = parse_line(holder)
+    assert holder == []  # taken out: the caller holds the line no longer
+    assert message == json.loads(line.decode("utf-8", "replace"))
+    assert kept == (None if broken else line)
+    assert raw is None  # a short line: no long strings read from its bytes
+
+
+def test_a_line_that_is_not_json_is_refused() -> None:
+    with pytest.raises(NotJson):
+        parse_line([b'{"jsonrpc":"2.0","id":1,'])

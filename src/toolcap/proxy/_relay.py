@@ -24,7 +24,6 @@ import threading
 from typing import Any
 
 from ..adapters._mcpstructured import raw_strings
-from ..core._jsonraw import RawStrings
 from ._contracts import (
     PROXY_ERROR,
     ClientEnds,
@@ -42,22 +41,13 @@ from ._long import WINDOW
 from ._owntool import OwnTool
 from ._pending import Pending, PendingTable
 from ._revision import for_revision, text_result, wants_result_type
-from ._scan import scan_message
+from ._scan import SCAN_FROM, NotJson, parse_line
 from ._unread import UnreadMessages
 
 __all__ = ["Relay"]
 
 log = logging.getLogger("toolcap.proxy")
 
-# A line up to this size is kept as it arrived, to forward it unchanged byte for
-# byte; a larger one is let go once decoded (its text once parsed), so that memory
-# holds about two copies of it (a result with structuredContent keeps it while it
-# is bounded instead of a serialization of its long strings: see _scan.py). A
-# larger message that passes unchanged is forwarded re-serialized: the same JSON.
-VERBATIM_MAX = 16 << 20
-# A line this long is read by the scanner first (_scan.py); a shorter one parses
-# as fast the plain way.
-SCAN_FROM = 1 << 20
 # Seconds between looks at whether the client has gone while a write to the upstream
 # is stuck (a server that stopped reading): the thread reading the client is stuck.
 GONE_CHECK = 1.0
@@ -235,47 +225,22 @@ class Relay:
             self._take_upstream_line(holder)
 
     def _take_upstream_line(self, holder: list[bytes | bytearray]) -> None:
-        line: bytes | bytearray | None = holder.pop()
-        assert line is not None
-        size = len(line)
-        windows = (bytes(line[:WINDOW]), bytes(line[-WINDOW:]))
-        verbatim = True
-        # A long line (a big result) is read by its long strings, each decoded once,
-        # their bytes kept (as views of the line) to be stored without serializing them.
-        raw = RawStrings() if size >= SCAN_FROM else None
-        message = scan_message(line, raw=raw) if size >= SCAN_FROM else None
-        if raw is not None and not _has_structured_content(message):
-            raw = None  # nothing will be stored from them: the line need not outlive its parse
-        if message is None:
-            try:
-                # Decoding first is faster than json.loads(bytes), which decodes
-                # with the slow "surrogatepass" handler (a third of a 10 MB parse).
-                text: str | None = line.decode("utf-8")
-            except UnicodeDecodeError:
-                # Bytes that are not UTF-8 inside a message: keep the message, with
-                # U+FFFD for what cannot be read, rather than lose a whole result.
-                verbatim = False
-                text = line.decode("utf-8", "replace")
-            if size > VERBATIM_MAX:
-                line = None
-            try:
-                assert text is not None
-                message = json.loads(text)
-            except (ValueError, RecursionError) as exc:
-                log.error("ignored a malformed message from the upstream server (%d bytes): %s",
-                          size, str(exc) or type(exc).__name__)
-                self._unread.malformed(windows, size)
-                return
-            text = None
-        elif size > VERBATIM_MAX:
-            line = None
+        size = len(holder[0])
+        windows = (bytes(holder[0][:WINDOW]), bytes(holder[0][-WINDOW:]))
+        try:
+            message, line, raw = parse_line(holder)
+        except NotJson as exc:
+            log.error("ignored a malformed message from the upstream server (%d bytes): %s",
+                      size, exc)
+            self._unread.malformed(windows, size)
+            return
         with raw_strings(raw):
             out = self._intercepted(message, size)
         raw = None  # the views go: the line may now be let go
         if out is None:
             return
         data = (bytes(line) if isinstance(line, bytearray) else line) if (
-            out is message and verbatim and line is not None) else dumps(out)
+            out is message and line is not None) else dumps(out)
         for tool, call_id in self._results_in_line:
             self._hooks.written(tool, call_id, data, changed=data is not line)
         self._results_in_line.clear()
@@ -383,9 +348,3 @@ class Relay:
     def _reply_error(self, call_id: Any, text: str) -> None:
         error = {"code": PROXY_ERROR, "message": self._hooks.error_text(text)}
         self._to_client(dumps({"jsonrpc": "2.0", "id": call_id, "error": error}))
-
-
-def _has_structured_content(message: Any) -> bool:
-    """Whether ``message`` is a response whose result has ``structuredContent``."""
-    result = message.get("result") if isinstance(message, dict) else None
-    return isinstance(result, dict) and result.get("structuredContent") is not None

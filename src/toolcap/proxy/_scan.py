@@ -1,20 +1,23 @@
-"""A fast path for reading one large JSON-RPC line: its long strings found in the bytes.
+"""Reading one JSON-RPC line from the upstream, with a fast path for a large one:
+its long strings found in the bytes.
 
-A tool result of 100 MB is one line whose bulk is one or two long strings (a
-text block, and often the same text again as ``structuredContent``). Decoding
-the whole line and parsing it builds every string from the decoded copy; this
-scanner instead finds where each string starts and ends in the raw bytes (a
-``find`` for the next quote, which skips a string with no quote in it at
-memchr speed), parses a small *skeleton* in which every long string is a
-placeholder, and decodes each long string on its own, once: a string whose
-bytes repeat an earlier one (the text again as ``structuredContent``) is the
-same ``str``. The result equals ``json.loads(line.decode())``. Given a table
+:func:`parse_line` gives a line's message, and the line itself when it may be
+forwarded as it arrived. A tool result of 100 MB is one line whose bulk is one
+or two long strings (a text block, and often the same text again as
+``structuredContent``). Decoding the whole line and parsing it builds every
+string from the decoded copy; this scanner instead finds where each string
+starts and ends in the raw bytes (a ``find`` for the next quote, which skips a
+string with no quote in it at memchr speed), parses a small *skeleton* in which
+every long string is a placeholder, and decodes each long string on its own,
+once: a string whose bytes repeat an earlier one (the text again as
+``structuredContent``) is the same ``str``. The result equals
+``json.loads(line.decode())``. Given a table
 (:class:`~toolcap.core._jsonraw.RawStrings`), it also keeps the bytes each long
 string was decoded from, so that storing a value that holds it need not
 serialize it again (:func:`~toolcap.core._jsonraw.dumps_utf8`).
 
 Anything the scanner does not understand, or could only follow slowly, makes it
-return ``None`` and the caller takes the slow path: bytes that are not UTF-8
+return ``None`` and :func:`parse_line` takes the slow path: bytes that are not UTF-8
 (the slow path replaces them), a long string as an object key, too many quotes
 to walk (JSON text inside a text block escapes every quote; the scanner gives
 up within about a tenth of what the parse then costs), nesting too deep.
@@ -29,7 +32,17 @@ from typing import Any
 
 from ..core._jsonraw import RawStrings
 
-__all__ = ["LONG_STRING", "scan_message"]
+__all__ = ["LONG_STRING", "SCAN_FROM", "VERBATIM_MAX", "NotJson", "parse_line", "scan_message"]
+
+#: A line this long is read by the scanner first; a shorter one parses as fast the
+#: plain way.
+SCAN_FROM = 1 << 20
+#: A line up to this size is kept as it arrived, to forward it unchanged byte for
+#: byte; a larger one is let go once decoded (its text once parsed), so that memory
+#: holds about two copies of it (a result with structuredContent keeps it while it
+#: is bounded instead of a serialization of its long strings). A larger message
+#: that passes unchanged is forwarded re-serialized: the same JSON.
+VERBATIM_MAX = 16 << 20
 
 #: A string of at least this many bytes is decoded on its own, outside the skeleton.
 LONG_STRING = 1 << 16
@@ -39,6 +52,58 @@ LONG_STRING = 1 << 16
 _BYTES_PER_STEP = 4096
 _QUOTE, _BACKSLASH = 0x22, 0x5C
 _WHITESPACE = b" \t\r\n"
+
+
+class NotJson(ValueError):
+    """A line that is not JSON; its message says why."""
+
+
+def parse_line(
+    holder: list[bytes | bytearray],
+) -> tuple[Any, bytes | bytearray | None, RawStrings | None]:
+    """The message of the line in ``holder`` (taken out of it, so that a line over
+    :data:`VERBATIM_MAX` is let go as soon as it may be); the line, to forward as it
+    arrived if the message passes unchanged (None: it is over :data:`VERBATIM_MAX`,
+    or not UTF-8); and, for a long line whose result has ``structuredContent``, the
+    bytes of its long strings (views of the line), to store them without serializing
+    them again. Raises :class:`NotJson` if the line is not JSON.
+    """
+    line: bytes | bytearray | None = holder.pop()
+    assert line is not None
+    size = len(line)
+    verbatim = True
+    # A long line (a big result) is read by its long strings, each decoded once.
+    raw = RawStrings() if size >= SCAN_FROM else None
+    message = scan_message(line, raw=raw) if size >= SCAN_FROM else None
+    if raw is not None and not _has_structured_content(message):
+        raw = None  # nothing will be stored from them: the line need not outlive its parse
+    if message is None:
+        try:
+            # Decoding first is faster than json.loads(bytes), which decodes
+            # with the slow "surrogatepass" handler (a third of a 10 MB parse).
+            text: str | None = line.decode("utf-8")
+        except UnicodeDecodeError:
+            # Bytes that are not UTF-8 inside a message: keep the message, with
+            # U+FFFD for what cannot be read, rather than lose a whole result.
+            verbatim = False
+            text = line.decode("utf-8", "replace")
+        if size > VERBATIM_MAX:
+            line = None
+        try:
+            assert text is not None
+            message = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            raise NotJson(str(exc) or type(exc).__name__) from None
+        text = None
+    elif size > VERBATIM_MAX:
+        line = None
+    return message, line if verbatim else None, raw
+
+
+def _has_structured_content(message: Any) -> bool:
+    """Whether ``message`` is a response whose result has ``structuredContent``."""
+    result = message.get("result") if isinstance(message, dict) else None
+    return isinstance(result, dict) and result.get("structuredContent") is not None
 
 
 def scan_message(line: bytes | bytearray, *, long_string: int = LONG_STRING,
