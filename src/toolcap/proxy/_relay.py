@@ -117,7 +117,7 @@ class Relay:
                 why += " before it answered initialize"
             if code is not None:
                 why += f" (exit code {code})"
-            self._fail_pending(why)
+            self._unread.never_answered(why)
             self.exit_message = f"toolcap proxy: {why}"
             return 1
         if by == "conflict":
@@ -126,16 +126,6 @@ class Relay:
         # The client went away: the upstream must not outlive us.
         self._upstream.stop()
         return 0
-
-    def _fail_pending(self, why: str) -> None:
-        for call_id, entry in self._pending.drain().items():
-            if entry.cancelled:
-                continue
-            if entry.method == "tools/call":
-                text = text_result(f"toolcap proxy: {why}; this call got no result.", is_error=True)
-                self._reply(call_id, text, entry.result_type)
-            else:
-                self._reply_error(call_id, f"toolcap proxy: {why}; this request got no answer.")
 
     # -- client -> upstream ------------------------------------------------
 

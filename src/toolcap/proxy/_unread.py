@@ -1,10 +1,12 @@
-"""Upstream messages the relay does not read: a line over ``max_line_size``, a malformed one.
+"""Upstream messages the relay does not read: a line over ``max_line_size``, a malformed
+one, and those that never came (the upstream ended).
 
-Neither may leave a client waiting: the call such a message answered (found by
+None may leave a client waiting: the call such a message answered (found by
 the id at its ends, or anywhere in its first and last bytes when it is not
 JSON) gets a note instead of its result, and the client's log and stderr say
 what happened. A long line is streamed to the store as it is read, never held
 (:func:`~toolcap.proxy._long.keep_long_line`), and its note names the artifact.
+Once the upstream has ended, every request still waiting gets an error saying so.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ __all__ = ["UnreadMessages"]
 
 
 class UnreadMessages:
-    """Answers the calls whose responses the relay could not read."""
+    """Answers the calls whose responses the relay could not read, or never got."""
 
     def __init__(
         self,
@@ -64,6 +66,17 @@ class UnreadMessages:
             "toolcap proxy: the upstream server sent a malformed response to this call.",
             is_error=True,
         )
+
+    def never_answered(self, why: str) -> None:
+        """The upstream has ended: every request still waiting is answered, saying ``why``."""
+        for call_id, entry in self._pending.drain().items():
+            if entry.cancelled:
+                continue
+            if entry.method == "tools/call":
+                text = text_result(f"toolcap proxy: {why}; this call got no result.", is_error=True)
+                self._reply(call_id, text, entry.result_type)
+            else:
+                self._reply_error(call_id, f"toolcap proxy: {why}; this request got no answer.")
 
     def _answer(self, ids: Iterator[Any], line: str, text: str, *, is_error: bool) -> None:
         """Say on stderr (and to the client's log) that a message was not read, and answer
