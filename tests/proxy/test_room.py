@@ -1,5 +1,6 @@
 """The bytes a session holds for its client (``_room.Room``): counted in its streams'
-queues and on their way to the loop, and waited on while over the limit."""
+queues and on their way to the loop, and waited on while over the limit; what waits
+for a stream to open, bounded; the stream a message no request asked for goes to."""
 
 from __future__ import annotations
 
@@ -7,11 +8,12 @@ import asyncio
 import gc
 import json
 import threading
+import time
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolcap.proxy._room import Room, StreamQueue
+from toolcap.proxy._room import BEHIND, Backlog, Room, StreamQueue, unstalled
 
 
 def test_a_queue_counts_the_bytes_of_the_events_it_holds() -> None:
@@ -147,3 +149,49 @@ def test_what_waits_for_a_stream_to_open_is_bounded_in_bytes_and_keeps_the_newes
     assert sum(len(data) for data in kept) <= 16 << 20  # as docs/serving.md says
     numbers = [json.loads(data)["params"]["n"] for data in kept]
     assert numbers == list(range(40 - len(numbers), 40)) and len(numbers) >= 10
+
+
+@settings(deadline=None, max_examples=200)
+@given(st.lists(st.binary(max_size=30), max_size=40), st.integers(1, 10), st.integers(0, 100))
+def test_a_backlog_keeps_the_newest_messages_that_fit_its_count_and_bytes(
+    messages: list[bytes], most: int, most_bytes: int
+) -> None:
+    backlog = Backlog(most, most_bytes)
+    for data in messages:
+        backlog.keep(data)
+    kept: list[bytes] = []
+    backlog.drain(kept.append)
+    assert kept == messages[len(messages) - len(kept):]  # the newest, oldest first
+    assert len(kept) <= most and sum(map(len, kept)) <= most_bytes
+    if len(kept) < len(messages):  # and as many as fit: the one before would not
+        before = messages[len(messages) - len(kept) - 1]
+        assert len(kept) + 1 > most or sum(map(len, kept)) + len(before) > most_bytes
+    again: list[bytes] = []
+    backlog.drain(again.append)
+    assert again == []
+
+
+class _Stream:
+    def __init__(self, queue: StreamQueue, taken_at: float) -> None:
+        self.queue = queue
+        queue.taken_at = taken_at
+
+
+def test_a_stream_whose_client_has_stalled_is_passed_over_for_the_one_read_last() -> None:
+    async def go() -> None:
+        room = Room(limit=4 * BEHIND)
+        # Read "in an hour": a stream here stalls only by the room being crowded.
+        later = time.monotonic() + 3600
+        streams = [_Stream(StreamQueue(room), later + at) for at in (3, 1, 2)]
+        assert unstalled(streams, room) is streams[-1]  # the newest
+        behind = (None, b"x" * (BEHIND + 1))
+        streams[-1].queue.put_nowait(behind)
+        assert unstalled(streams, room) is streams[-1]  # behind, but the room has room
+        room.limit = BEHIND  # over half of it taken: crowded
+        assert unstalled(streams, room) is streams[0]  # the one read last
+        streams[0].queue.put_nowait(behind)
+        assert unstalled(streams, room) is streams[1]  # the only one not stalled
+        streams[1].queue.put_nowait(behind)
+        assert unstalled(streams, room) is streams[0]  # all stalled: the one read last
+
+    asyncio.run(go())

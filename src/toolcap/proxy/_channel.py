@@ -5,10 +5,11 @@ sends what the server starts itself (its requests and notifications) on the
 session's standalone GET stream. The relay never rewrites ids, so a response
 is routed by its id to the POST that carried the request, and a progress
 notification by its token to the POST of the request it reports on. Any
-other message the server starts goes to the GET stream when one is open, else to the newest
-POST stream a client is reading (the spec allows both), unless its client has
-stalled (then to the stream read last), else it waits, in a bounded backlog,
-for the client to open a GET stream.
+other message the server starts goes to the GET stream when one is open, else
+to the newest POST stream a client is reading (the spec allows both), unless
+its client has stalled (then to the stream read last), else it waits, in a
+bounded backlog, for the client to open a GET stream (both rules are
+:mod:`~toolcap.proxy._room`'s).
 
 Streams are resumable (the spec's "Resumability and Redelivery"): every event
 of a session's stream has an id ``STREAM-N``, its stream's number in the
@@ -27,13 +28,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import time
 from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
 from ._contracts import dumps
-from ._room import Event, Room, StreamQueue
+from ._room import Backlog, Event, Room, StreamQueue, unstalled
 
 __all__ = [
     "KEEPALIVE", "KEEPALIVE_EVENT", "Channel", "Event", "Exchange", "Replay", "cancel_lines",
@@ -42,11 +42,6 @@ __all__ = [
 
 log = logging.getLogger("toolcap.proxy")
 
-# Messages the server started while the client had no stream open, and their bytes at
-# most; older ones are dropped (a client need not open a stream for them, so they
-# cannot hold the server back: see _room.py).
-BACKLOG = 256
-BACKLOG_BYTES = 16 << 20
 #: Events each session keeps for resumption, and their bytes at most.
 REPLAY_EVENTS = 256
 REPLAY_BYTES = 4 << 20
@@ -160,8 +155,7 @@ class Channel:
         self.replay = None if shared else Replay()
         self.standalone: Exchange | None = None
         self._last_get: Exchange | None = None  # the newest GET stream: it may be resumed
-        self._backlog: deque[bytes] = deque()
-        self._backlog_bytes = 0
+        self._backlog = Backlog()  # what no stream was open for
         self.ended = False
 
     def _new_exchange(self, waiting: set[str] | None = None) -> Exchange:
@@ -205,21 +199,10 @@ class Channel:
         if self._last_get is not None and self._last_get.queue is None:
             self._last_get.finish()  # a new GET stream: the one left before resumes no more
         exchange = self.standalone = self._last_get = self._new_exchange()
-        self._drain_backlog(exchange)
+        self._backlog.drain(exchange.put)
         if self.ended:
             exchange.finish()
         return exchange
-
-    def _drain_backlog(self, exchange: Exchange) -> None:
-        while self._backlog:
-            exchange.put(self._backlog.popleft())
-        self._backlog_bytes = 0
-
-    def _keep_for_later(self, data: bytes) -> None:
-        self._backlog.append(data)
-        self._backlog_bytes += len(data)
-        while len(self._backlog) > BACKLOG or self._backlog_bytes > BACKLOG_BYTES:
-            self._backlog_bytes -= len(self._backlog.popleft())
 
     def resume(self, last_event_id: str) -> tuple[Exchange, asyncio.Queue[Event | None]] | None:
         """The stream ``last_event_id`` belongs to, read again from the event after it;
@@ -237,7 +220,7 @@ class Channel:
         if exchange is self._last_get and not exchange.finished:
             if self.standalone is None:
                 self.standalone = exchange  # the GET stream again, with what waited for it
-                self._drain_backlog(exchange)
+                self._backlog.drain(exchange.put)
             elif self.standalone is not exchange:
                 exchange.finish()
         elif exchange in self._posts:
@@ -338,33 +321,15 @@ class Channel:
         if self.standalone is not None:
             streams.append(self.standalone)
         if streams:
-            # The GET stream, else the newest POST stream; but one whose client has
-            # stalled is passed over for the one read last: a client may read one
-            # stream to its end before it reads another, and what waits in a stream
-            # counts against what the session may hold (_room.py).
-            chosen = streams[-1]
-            now, room = time.monotonic(), self.room
-            if _stalled(chosen, now, room):
-                chosen = max(reversed(streams), key=lambda stream: (
-                    not _stalled(stream, now, room), _taken_at(stream)))
-            chosen.put(data)
+            # The GET stream, else the newest POST stream, unless its client has stalled.
+            unstalled(streams, self.room).put(data)
         else:
-            self._keep_for_later(data)
+            self._backlog.keep(data)
 
 
 def _let_go(queue: asyncio.Queue[Event | None]) -> None:
     if isinstance(queue, StreamQueue):
         queue.let_go()
-
-
-def _stalled(exchange: Exchange, now: float, room: Room | None) -> bool:
-    queue = exchange.queue
-    return isinstance(queue, StreamQueue) and queue.stalled(now, room)
-
-
-def _taken_at(exchange: Exchange) -> float:
-    queue = exchange.queue
-    return queue.taken_at if isinstance(queue, StreamQueue) else 0.0
 
 
 def sse_event(event_id: str | None, data: bytes) -> bytes:

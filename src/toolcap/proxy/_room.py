@@ -10,6 +10,11 @@ once they are over :data:`ROOM_BYTES` the session takes nothing more from its
 upstream until the client has read some: the thread that reads a stdio server
 waits, as on a full pipe, and the exchange reading a ``--url`` server's answer
 waits on the loop, without holding up any other session.
+
+What no request asked for (the server's own requests and notifications) has no
+stream of its own: a stream whose client has stalled is passed over for it
+(:func:`unstalled`), and while no stream is open it waits in a :class:`Backlog`,
+which drops the oldest rather than hold the server back.
 """
 
 from __future__ import annotations
@@ -18,9 +23,12 @@ import asyncio
 import threading
 import time
 import weakref
-from collections.abc import Awaitable, Callable
+from collections import deque
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Protocol, TypeVar
 
-__all__ = ["ROOM_BYTES", "Event", "Room", "StreamQueue"]
+__all__ = ["BACKLOG", "BACKLOG_BYTES", "ROOM_BYTES", "Backlog", "Event", "Room", "StreamQueue",
+           "unstalled"]
 
 #: One SSE event: its id (None: not resumable) and its message; None ends the stream.
 Event = tuple[str | None, bytes]
@@ -30,11 +38,16 @@ Event = tuple[str | None, bytes]
 #: 1 MB, or one message if it is larger; see _asgi.CHUNK_MAX).
 ROOM_BYTES = 16 << 20
 #: A stream whose client has left this many bytes unread for STALL seconds is stalled:
-#: what no request asked for goes to another stream (see _channel.Channel._route).
+#: what no request asked for goes to another stream (see :func:`unstalled`).
 BEHIND = 1 << 20
 STALL = 1.0
 #: Seconds between looks at whether a full room has room again.
 POLL = 0.05
+#: Messages the server started while the client had no stream open, and their bytes at
+#: most; older ones are dropped (a client need not open a stream for them, so they
+#: cannot hold the server back: they are not counted in its Room).
+BACKLOG = 256
+BACKLOG_BYTES = 16 << 20
 
 
 class Room:
@@ -122,3 +135,60 @@ class StreamQueue(asyncio.Queue[Event | None]):
         server may send, it would be full before a second has passed)."""
         return self.size > BEHIND and (
             now - self.taken_at > STALL or (room is not None and room.crowded()))
+
+
+class Backlog:
+    """What the server started while its client had no stream open: the newest
+    ``max_messages`` messages, ``max_bytes`` bytes at most."""
+
+    def __init__(self, max_messages: int = BACKLOG, max_bytes: int = BACKLOG_BYTES) -> None:
+        self.max_messages = max_messages
+        self.max_bytes = max_bytes
+        self._messages: deque[bytes] = deque()
+        self._bytes = 0
+
+    def keep(self, data: bytes) -> None:
+        self._messages.append(data)
+        self._bytes += len(data)
+        while len(self._messages) > self.max_messages or self._bytes > self.max_bytes:
+            self._bytes -= len(self._messages.popleft())
+
+    def drain(self, put: Callable[[bytes], None]) -> None:
+        """``put`` each message kept, oldest first; none is kept after."""
+        while self._messages:
+            put(self._messages.popleft())
+        self._bytes = 0
+
+
+class Stream(Protocol):
+    """A stream a message may go out on: the queue its connection reads, if any."""
+
+    @property
+    def queue(self) -> asyncio.Queue[Event | None] | None: ...
+
+
+AnyStream = TypeVar("AnyStream", bound=Stream)
+
+
+def unstalled(streams: Sequence[AnyStream], room: Room | None) -> AnyStream:
+    """Of the open ``streams`` (not empty), the one a message no request asked for goes
+    out on: the last, unless its client has stalled; then the one read last of those
+    whose client has not (or, all stalled, of them all). A client may read one stream
+    to its end before it reads another, and what waits in a stream counts against what
+    the session may hold (``room``)."""
+    chosen = streams[-1]
+    now = time.monotonic()
+    if _stalled(chosen, now, room):
+        chosen = max(reversed(streams), key=lambda stream: (
+            not _stalled(stream, now, room), _taken_at(stream)))
+    return chosen
+
+
+def _stalled(stream: Stream, now: float, room: Room | None) -> bool:
+    queue = stream.queue
+    return isinstance(queue, StreamQueue) and queue.stalled(now, room)
+
+
+def _taken_at(stream: Stream) -> float:
+    queue = stream.queue
+    return queue.taken_at if isinstance(queue, StreamQueue) else 0.0
