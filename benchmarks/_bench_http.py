@@ -18,6 +18,7 @@ import re
 import socket
 import statistics
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -25,6 +26,8 @@ from typing import Any
 
 import httpx2
 
+# The reference row of a bare TCP forwarder (``_tcpforward.py``).
+FLOOR = "byte forwarder"
 # Seconds between one small call and the next.
 PAUSE = 0.002
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
@@ -160,7 +163,11 @@ def run(
     listen = [*toolcap, "proxy", "--listen", "127.0.0.1:0", "--max-sessions", "64"]
     via_url, url_of_url = _start([*listen, "--url", direct_url], env, serving)
     via_stdio, url_of_stdio = _start([*listen, "--", *server], env, serving)
-    urls = {"direct (HTTP)": direct_url, "proxy --url": url_of_url, "proxy -- stdio": url_of_stdio}
+    forwarder, url_of_forwarder = _start(
+        [sys.executable, str(Path(__file__).with_name("_tcpforward.py")), str(port)], env,
+        re.compile(r"forwarding on (http://\S+)"))
+    urls = {"direct (HTTP)": direct_url, "proxy --url": url_of_url, "proxy -- stdio": url_of_stdio,
+            FLOOR: url_of_forwarder}
     try:
         clients = {name: httpx2.Client(timeout=300.0) for name in urls}
         sessions = {name: Session(clients[name], url) for name, url in urls.items()}
@@ -168,7 +175,8 @@ def run(
             for _ in range(20):
                 session.call("small", {"text": "warm"})
         samples: dict[str, list[float]] = {name: [] for name in urls}
-        pids = {"proxy --url": via_url.pid, "proxy -- stdio": via_stdio.pid}
+        pids = {"proxy --url": via_url.pid, "proxy -- stdio": via_stdio.pid,
+                FLOOR: forwarder.pid}
         cpu_before = {name: _cpu_seconds(pid) for name, pid in pids.items()}
         # A new order each round: a call that follows another setup's call meets the
         # tail of that one's work (its stream's end, its upstream's bookkeeping), so a
@@ -191,12 +199,17 @@ def run(
         for name, values in samples.items():
             p50, p99 = statistics.median(values), _percentile(values, 0.99)
             ratio = p50 / base
-            # The proxy's own processor time a call (its upstream apart): steadier under load.
-            own = f"  proxy CPU {cpu[name] * 1000:.2f} ms a call" if name in cpu else ""
+            # The relay's own processor time a call (its upstream apart): steadier under load.
+            own = f"  own CPU {cpu[name] * 1000:.2f} ms a call" if name in cpu else ""
             print(f"  {name:15} p50 {p50 * 1000:8.3f} ms  p99 {p99 * 1000:8.3f} ms  "
                   f"{ratio:5.2f}x{own}")
 
+        print(f"  ({FLOOR}: bytes passed on by asyncio, no HTTP parsed; the least any relay "
+              "in Python adds on this machine now)")
+
         print(f"\nOver HTTP: 10 MB tool result, time until the client holds it (median of {n_big})")
+        sessions.pop(FLOOR).close()
+        clients.pop(FLOOR).close()
         for name, session in sessions.items():
             times, size = [], 0
             for run_index in range(n_big):
@@ -223,7 +236,7 @@ def run(
             f"{_peak_rss_mb(via_url.pid):.0f} MB"
         )
     finally:
-        for proc in (via_url, via_stdio, upstream):
+        for proc in (via_url, via_stdio, forwarder, upstream):
             proc.terminate()
             try:
                 proc.wait(timeout=30)
