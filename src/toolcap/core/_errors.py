@@ -29,6 +29,7 @@ error result (internal):
   ``max_line_size`` before it ended.
 * :class:`MessageCutShort`: a message over ``max_line_size`` whose source (an HTTP
   answer) ended before it did, so that nothing of it is kept.
+* :class:`NotJson` (a ``ValueError``): a line from an MCP server that is not JSON.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ __all__ = [
     "JSONSpanError",
     "JsonSyntaxError",
     "MessageCutShort",
+    "NotJson",
     "PlacedError",
     "RepairError",
     "StoreError",
@@ -161,6 +163,10 @@ class EventTooLarge(ValueError):
 
 class MessageCutShort(Exception):
     """The source of a long message ended (a dropped connection) before the message did."""
+
+
+class NotJson(ValueError):
+    """A line from an MCP server that is not JSON; its message says why."""
 
 
 class JSONSpanError(ValueError):

@@ -30,6 +30,7 @@ import secrets
 from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any
 
+from ..core._errors import NotJson
 from ..core._jsonraw import RawStrings
 
 __all__ = ["LONG_STRING", "SCAN_FROM", "VERBATIM_MAX", "NotJson", "parse_line", "scan_message"]
@@ -52,10 +53,6 @@ LONG_STRING = 1 << 16
 _BYTES_PER_STEP = 4096
 _QUOTE, _BACKSLASH = 0x22, 0x5C
 _WHITESPACE = b" \t\r\n"
-
-
-class NotJson(ValueError):
-    """A line that is not JSON; its message says why."""
 
 
 def parse_line(
