@@ -53,7 +53,8 @@ class Listener:
                         found.put(match.group(1))
             found.put(None)
 
-        threading.Thread(target=watch, daemon=True).start()
+        self._watcher = threading.Thread(target=watch, daemon=True)
+        self._watcher.start()
         url = found.get(timeout=60)
         if url is None:
             raise RuntimeError("the proxy did not start serving: " + "".join(self.lines))
@@ -68,6 +69,12 @@ class Listener:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             return self.proc.wait(timeout=30)
+
+    def said(self) -> list[str]:
+        """Stop the proxy; every line it wrote on stderr (read to the end)."""
+        self.stop()
+        self._watcher.join(30)
+        return [line.rstrip("\n") for line in self.lines]
 
     def __enter__(self) -> Listener:
         return self

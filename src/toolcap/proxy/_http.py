@@ -314,21 +314,20 @@ class HttpUpstream:
         try:
             status = response.status_code
             if status >= 300:
-                message, text = await explain_refusal(self.url, response, waiting, in_session)
-                if message is not None:  # the server's own error (invalid params, say)
-                    if relist and (again := await self._relister.routing_after(
-                            message, line, routing, self.open, self._headers,
-                            seconds=self._timeouts[1])):
-                        await self._exchange(line, ids, again, relist=False)
-                        return
+                answers, text = await explain_refusal(self.url, response, waiting, in_session)
+                if answers and relist and (again := await self._relister.routing_after(
+                        answers[0], line, routing, self.open, self._headers,
+                        seconds=self._timeouts[1])):
+                    await self._exchange(line, ids, again, relist=False)
+                    return
+                for answer in answers:  # the server's own error (invalid params, say)
                     self._report(None)
-                    if waiting:
-                        # Awaited: an answer to a big tools/list is learnt aside, and
-                        # reaches the client only when that is done.
-                        handed = self.deliver([dumps(message)], False)
-                        if handed is not None:
-                            await handed
-                else:
+                    waiting.remove(answer["id"])  # answered: a failure from here on is none
+                    # Awaited: an answer to a big tools/list is learnt aside, and
+                    # reaches the client only when that is done.
+                    if (handed := self.deliver([dumps(answer)], False)) is not None:
+                        await handed
+                if waiting:  # those a refusal naming another request leaves unanswered
                     self.fail(waiting, text or "")
                 return
             self._report(None)

@@ -19,8 +19,8 @@ from http import HTTPStatus
 from typing import Any
 
 __all__ = [
-    "describe_status", "describe_transport_error", "explain_refusal", "is_jsonrpc_error",
-    "read_bounded",
+    "answers_of_refusal", "describe_status", "describe_transport_error", "explain_refusal",
+    "is_jsonrpc_error", "read_bounded",
 ]
 
 # A JSON-RPC error in an error response is read whole up to this size; past it
@@ -133,20 +133,30 @@ async def read_bounded(response: Any) -> bytes | None:
 
 async def explain_refusal(
     url: str, response: Any, ids: list[Any], in_session: bool
-) -> tuple[dict[str, Any] | None, str | None]:
-    """An answer with a status of 300 or more: the server's own JSON-RPC error to pass
-    on (for the one request in ``ids`` when it names none), or one line saying what
-    went wrong and what to do."""
+) -> tuple[list[dict[str, Any]], str | None]:
+    """An answer with a status of 300 or more: the server's own JSON-RPC errors to pass
+    on (see :func:`answers_of_refusal`), and one line saying what went wrong and what to
+    do, for the requests of ``ids`` they do not answer (None: they answer all)."""
     status = response.status_code
     body = await read_bounded(response)
     kind = response.headers.get("content-type", "").lower()
     if body is not None and kind.startswith("application/json") and is_jsonrpc_error(body):
-        message: dict[str, Any] = json.loads(body)
-        if message.get("id") is None and len(ids) == 1:
-            message["id"] = ids[0]
-        return message, None
+        answers = answers_of_refusal(json.loads(body), ids)
+        if len(answers) == len(ids):
+            return answers, None
+        return answers, describe_status(url, status, body, in_session)
     if status < 400:
         location = _one_line(response.headers.get("location", ""))[:300]
-        return None, (f"{url} answered HTTP {status}, a redirect to {location!r}, not followed "
-                      "(give that URL with --url if it is the server)")
-    return None, describe_status(url, status, body or b"", in_session)
+        return [], (f"{url} answered HTTP {status}, a redirect to {location!r}, not followed "
+                    "(give that URL with --url if it is the server)")
+    return [], describe_status(url, status, body or b"", in_session)
+
+
+def answers_of_refusal(error: dict[str, Any], ids: list[Any]) -> list[dict[str, Any]]:
+    """The server's JSON-RPC ``error`` as answers to the requests of ``ids``: itself, when
+    it names one of them; else a copy naming each, for an error with a null id (or
+    another's) refuses the POST whole, a batch as one request, and a client matches an
+    answer to its request by id (one with none answers nothing: it would wait for ever)."""
+    if error.get("id") is not None and error["id"] in ids:
+        return [error]
+    return [{**error, "id": request_id} for request_id in ids]
