@@ -44,7 +44,8 @@ def rewrite_in_place(path: Path, data: Iterable[bytes], read_as: FileState, *,
     ``read_as`` is the state the file was read in. If it was written since (a
     line appended by the agent still running, say), nothing is replaced and the
     backup made for it is removed: the new line would otherwise be lost. The
-    error then says "PATH ``busy``" (exit status 1).
+    error then says "PATH ``busy``" (exit status 1). A write that fails (exit
+    status 2) leaves the file as it was, and no backup of it.
     """
     if not changed:
         return f"{path} unchanged"
@@ -56,16 +57,28 @@ def rewrite_in_place(path: Path, data: Iterable[bytes], read_as: FileState, *,
         try:
             shutil.copy2(path, backup)
         except OSError as error:
+            with contextlib.suppress(OSError):  # what the copy wrote before it failed
+                backup.unlink()
             raise CommandError(f"cannot keep a backup in {backup}: {error.strerror}") from None
     try:
         atomic_write(path, data, like=path,
                      unless=lambda: _refuse_if_changed(path, read_as, busy))
     except CommandError:
-        if same_file(path, backup):  # still a second name of the original: not needed
+        # Nothing was replaced: a backup that is still a second name of the file, or a
+        # copy of it unchanged since it was read, is not needed (one of a file changed
+        # meanwhile may be the only copy of what was read: it stays).
+        if same_file(path, backup) or _unchanged(path, read_as):
             with contextlib.suppress(OSError):
                 backup.unlink()
         raise
     return f"updated {path} (backup: {backup})"
+
+
+def _unchanged(path: Path, read_as: FileState) -> bool:
+    try:
+        return state_of(path) == read_as
+    except CommandError:
+        return False
 
 
 def _refuse_if_changed(path: Path, read_as: FileState, busy: str) -> None:

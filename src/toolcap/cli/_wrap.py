@@ -84,17 +84,19 @@ def _toolcap_executable(given: str | None) -> str:
     return str(Path(found).absolute())
 
 
-def _load_records(path: Path) -> dict[str, dict[str, str]]:
+def _load_records(path: Path) -> tuple[dict[str, dict[str, str]], bytes | None]:
+    """The original entries kept in ``path``, and its bytes (None: there is no such file)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        kept = path.read_bytes()
+        data = json.loads(kept.decode("utf-8"))
     except FileNotFoundError:
-        return {}
+        return {}, None
     except (OSError, ValueError) as error:
         raise CommandError(f"{path}: cannot read the original entries ({error})") from None
     entries = data.get("entries") if isinstance(data, dict) else None
     if data.get("format") != _RECORDS_FORMAT or not isinstance(entries, dict):
         raise CommandError(f"{path}: not a toolcap wrap record ({_RECORDS_FORMAT})")
-    return entries
+    return entries, kept
 
 
 def _save_records(path: Path, entries: dict[str, dict[str, str]], like: Path) -> None:
@@ -104,6 +106,19 @@ def _save_records(path: Path, entries: dict[str, dict[str, str]], like: Path) ->
     data = {"format": _RECORDS_FORMAT, "entries": entries}
     text = json.dumps(data, ensure_ascii=False, indent=2) + "\n"
     atomic_write(path, [text.encode("utf-8")], like=like)
+
+
+def _put_back_records(path: Path, kept: bytes | None, like: Path) -> str:
+    """Put the records file back as it was before this run (``kept``: its bytes, None:
+    there was none); what could not be put back, to add to the error."""
+    try:
+        if kept is None:
+            path.unlink(missing_ok=True)
+        else:
+            atomic_write(path, [kept], like=like)
+    except (OSError, CommandError) as error:
+        return f"; {path} could not be put back as it was ({error}): remove or restore it"
+    return ""
 
 
 _NAMES_SHOWN = 10  # a ~/.claude.json can hold hundreds of servers
@@ -141,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
     except UnicodeDecodeError:
         raise CommandError(f"{path}: not UTF-8 text, so not an MCP client config") from None
     records_file = records_path(path)
-    records = _load_records(records_file)
+    records, kept = _load_records(records_file)
     names = set(args.server)
     try:
         if args.undo:
@@ -152,11 +167,12 @@ def run(args: argparse.Namespace) -> int:
                                gemini=path.name == "settings.json")
     except ConfigError as error:
         raise CommandError(str(error)) from None
-    _summary(change, args.undo)
     if change.text == text:
+        _summary(change, args.undo)
         print(f"toolcap wrap: {path} unchanged", file=sys.stderr)
         return 0
     if args.dry_run:
+        _summary(change, args.undo)
         diff = difflib.unified_diff(text.splitlines(keepends=True),
                                     change.text.splitlines(keepends=True),
                                     fromfile=str(path),
@@ -164,13 +180,28 @@ def run(args: argparse.Namespace) -> int:
         for line in diff:
             sys.stdout.write(line if line.endswith("\n") else line + "\n")
         return 0
-    if not args.undo:
-        # The records first: a wrapped entry whose original is not kept could not be undone.
-        _save_records(records_file, {**records, **change.records}, like=path)
-    done = rewrite_in_place(path, [change.text.encode("utf-8")], read_as, changed=True,
-                            busy=_BUSY)
+    saved = False
+    try:
+        if not args.undo:
+            # The records first: a wrapped entry whose original is not kept could not be
+            # undone.
+            _save_records(records_file, {**records, **change.records}, like=path)
+            saved = True
+        done = rewrite_in_place(path, [change.text.encode("utf-8")], read_as, changed=True,
+                                busy=_BUSY)
+    except CommandError as error:
+        # The file is as it was (and so is a backup it had): what this run wrote beside it
+        # (a backup, removed by rewrite_in_place, and the records) goes too, and the
+        # summary is not printed, for it would say what did not happen.
+        left = _put_back_records(records_file, kept, path) if saved else ""
+        if error.status != 2:  # it changed while it was read: the message says what to do
+            raise CommandError(f"{error}{left}", status=error.status) from None
+        raise CommandError(f"{error}; nothing was changed: make the file and its folder "
+                           "writable (permissions, or chattr -i if immutable), then run again"
+                           f"{left}") from None
     if args.undo:
         _save_records(records_file, {key: value for key, value in records.items()
                                      if key not in change.records}, like=path)
+    _summary(change, args.undo)
     print(f"toolcap wrap: {done}", file=sys.stderr)
     return 0
