@@ -268,6 +268,21 @@ def test_an_unknown_server_name_or_file_is_one_line_and_exit_2(toolcap: Toolcap)
         f"toolcap: error: {toolcap.home / 'absent.json'}: no such file"]
 
 
+@pytest.mark.parametrize("record", ["[]", '"text"', '{"format": "other/1", "entries": {}}',
+                                    '{"format": "toolcap-wrap/1", "entries": []}'])
+def test_a_record_file_that_is_not_a_wrap_record_is_one_line_and_exit_2(
+    toolcap: Toolcap, record: str
+) -> None:
+    path = copy_client("cursor/mcp.json", toolcap.home)
+    records = path.with_name(path.name + ".toolcap.json")
+    records.write_text(record)
+    done = toolcap("wrap", str(path), "--toolcap", TOOLCAP)
+    assert done.returncode == 2
+    assert done.stderr.decode().splitlines() == [
+        f"toolcap: error: {records}: not a toolcap wrap record (toolcap-wrap/1)"]
+    assert path.read_bytes() == (DATA / "cursor/mcp.json").read_bytes()
+
+
 def test_a_wrapped_stdio_entry_really_serves_through_the_proxy(toolcap: Toolcap) -> None:
     pytest.importorskip("mcp")
     import anyio

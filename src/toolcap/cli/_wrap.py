@@ -94,7 +94,7 @@ def _load_records(path: Path) -> tuple[dict[str, dict[str, str]], bytes | None]:
     except (OSError, ValueError) as error:
         raise CommandError(f"{path}: cannot read the original entries ({error})") from None
     entries = data.get("entries") if isinstance(data, dict) else None
-    if data.get("format") != _RECORDS_FORMAT or not isinstance(entries, dict):
+    if not isinstance(entries, dict) or data.get("format") != _RECORDS_FORMAT:
         raise CommandError(f"{path}: not a toolcap wrap record ({_RECORDS_FORMAT})")
     return entries, kept
 
