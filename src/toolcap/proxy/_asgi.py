@@ -29,7 +29,8 @@ FIRST_GRACE = 0.05
 CHUNK_MAX = 1 << 20
 
 __all__ = [
-    "EventStream", "Receive", "Reply", "Request", "Scope", "Send", "send_events", "send_whole",
+    "BodyBudget", "EventStream", "Receive", "Reply", "Request", "Scope", "Send", "send_events",
+    "send_whole",
 ]
 
 Scope = dict[str, Any]
@@ -54,12 +55,17 @@ class Request:
                 headers[key] = value.decode("latin-1")
         self.headers = headers
 
+    def declared_size(self) -> int | None:
+        """The body's size as its Content-Length says; None if it says none (chunked)."""
+        declared = self.headers.get("content-length", "")
+        return int(declared) if declared.isdigit() and len(declared) <= 18 else None
+
     async def body(self, limit: int) -> bytes | None:
         """The whole body; None if it is over ``limit`` bytes (said by its
         Content-Length before anything is read, or found while reading); empty if
         the client went away before sending all of it."""
-        declared = self.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > limit:
+        declared = self.declared_size()
+        if declared is not None and declared > limit:
             return None
         chunks: list[bytes] = []
         size = 0
@@ -74,6 +80,26 @@ class Request:
             chunks.append(chunk)
             if not message.get("more_body", False):
                 return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+class BodyBudget:
+    """The bytes of request bodies being read at once, all requests together, bounded:
+    each body is bounded alone, and many read at once would add up (four of 60 MB took
+    a proxy from 77 MB to 503 MB). One event loop uses it: no lock."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.held = 0
+
+    def take(self, size: int) -> bool:
+        """Count ``size`` more bytes in, if they fit; False if they do not."""
+        if self.held + size > self.limit:
+            return False
+        self.held += size
+        return True
+
+    def give(self, size: int) -> None:
+        self.held -= size
 
 
 class Reply:

@@ -17,7 +17,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ._asgi import EventStream, Receive, Reply, Request, Scope, Send
+from ._asgi import BodyBudget, EventStream, Receive, Reply, Request, Scope, Send
 from ._channel import (
     Channel,
     Event,
@@ -29,7 +29,7 @@ from ._channel import (
 )
 from ._contracts import Hooks, Upstream, dumps, print_error
 from ._guard import error_response as _error
-from ._guard import refusal
+from ._guard import refusal, rpc_problem
 from ._listen import ServeOptions, bind_socket
 from ._pool import SessionPool
 from ._sessions import RelaySession
@@ -42,6 +42,8 @@ SESSION_HEADER = "mcp-session-id"
 PROTOCOL_HEADER = "mcp-protocol-version"
 LAST_EVENT_HEADER = "last-event-id"
 _PARSE_ERROR = -32700
+#: How many bodies of the largest size a POST may have (``max_body``) are read at once.
+BODIES_AT_ONCE = 2
 
 
 class _Server:
@@ -51,6 +53,7 @@ class _Server:
         self.options = options
         self.pool = pool
         self._shared = SharedSession()  # the session of the stateless clients
+        self._bodies = BodyBudget(BODIES_AT_ONCE * options.max_body)
 
     # -- checks ---------------------------------------------------------------
 
@@ -87,17 +90,13 @@ class _Server:
         accept = request.headers.get("accept", "")
         if "text/event-stream" not in accept and "application/json" not in accept:
             return _error(406, "toolcap proxy: Accept must allow text/event-stream")
-        body = await request.body(self.options.max_body)
-        if body is None:
-            return _error(413, f"toolcap proxy: the body is over {self.options.max_body} bytes")
-        try:
-            parsed = json.loads(body)
-        except (ValueError, RecursionError):
-            return _error(400, "toolcap proxy: the body is not valid JSON", _PARSE_ERROR)
-        messages = parsed if isinstance(parsed, list) else [parsed]
-        if not messages or not all(isinstance(m, dict) for m in messages):
-            return _error(400, "toolcap proxy: the body is not a JSON-RPC message or batch")
         sessionless = request.headers.get(SESSION_HEADER) is None
+        if not sessionless and isinstance(unknown := self._session_of(request), Reply):
+            return unknown  # said before the body is read: it may be large
+        read = await self._read_messages(request)
+        if isinstance(read, Reply):
+            return read
+        body, parsed, messages = read
         if sessionless and any(m.get("method") == "initialize" for m in messages):
             found: tuple[RelaySession, Channel] | Reply = await self.pool.open()
         elif sessionless and request.headers.get(PROTOCOL_HEADER) in STATELESS_REVISIONS:
@@ -125,6 +124,37 @@ class _Server:
             channel.end()
         prime = primed(request.headers.get(PROTOCOL_HEADER))
         return self._stream(session, channel, exchange, exchange.queue, prime=prime)
+
+    async def _read_messages(
+        self, request: Request
+    ) -> tuple[bytes, Any, list[dict[str, Any]]] | Reply:
+        """A POST's body, its JSON and its JSON-RPC messages; or the reply refusing it.
+        What bodies being read at once hold together is bounded (:class:`BodyBudget`):
+        a body counts as large as its Content-Length says, or as the limit (chunked)."""
+        limit = self.options.max_body
+        size = request.declared_size()
+        size = limit if size is None else size
+        if size > limit:
+            return _error(413, f"toolcap proxy: the body is over {limit} bytes")
+        if not self._bodies.take(size):
+            return _error(503, "toolcap proxy: too many large requests are being read at "
+                               "once; retry in a moment", headers={"Retry-After": "1"})
+        try:
+            body = await request.body(limit)
+            if body is None:
+                return _error(413, f"toolcap proxy: the body is over {limit} bytes")
+            try:
+                parsed = json.loads(body)
+            except (ValueError, RecursionError):
+                return _error(400, "toolcap proxy: the body is not valid JSON", _PARSE_ERROR)
+        finally:
+            self._bodies.give(size)
+        messages = parsed if isinstance(parsed, list) else [parsed]
+        if not messages or not all(isinstance(m, dict) for m in messages):
+            return _error(400, "toolcap proxy: the body is not a JSON-RPC message or batch")
+        if (problem := rpc_problem(messages)) is not None:
+            return _error(400, f"toolcap proxy: {problem}")
+        return body, parsed, messages
 
     def _get(self, request: Request) -> Reply | EventStream:
         if "text/event-stream" not in request.headers.get("accept", ""):
