@@ -9,7 +9,7 @@ import re
 import signal
 import subprocess
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,8 @@ _SERVING = re.compile(r"serving MCP \(Streamable HTTP\) on (http://\S+)")
 class Listener:
     """A `toolcap proxy --listen ... ARGS` process; ``url`` once it serves."""
 
-    def __init__(self, args: list[str], env: dict[str, str], errlog: Path) -> None:
+    def __init__(self, args: list[str], env: dict[str, str], errlog: Path, *,
+                 preexec: Callable[[], None] | None = None) -> None:
         self.errlog = errlog
         self.lines: list[str] = []
         self.proc = subprocess.Popen(
@@ -38,6 +39,7 @@ class Listener:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
+            preexec_fn=preexec,  # a test's own limits, set before the exec
         )
         found: queue.Queue[str | None] = queue.Queue()
 

@@ -157,3 +157,34 @@ def test_large_bodies_read_at_once_are_bounded_together_and_small_ones_go_on(
         if not status.startswith(b"HTTP/1.1 503"):
             break
     assert status.startswith(b"HTTP/1.1 202"), status
+
+
+def test_idle_connections_past_the_descriptor_limit_neither_lock_clients_out_nor_last(
+        artifacts: Path, tmp_path: Path) -> None:
+    """600 connections that send a partial head, against a proxy allowed 400 file
+    descriptors: the oldest make room for the newest, a real client is served
+    meanwhile, the deadline closes the rest, and no accept ever fails."""
+    resource = pytest.importorskip("resource")
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 800:
+        pytest.skip("this test needs 800 file descriptors of its own")
+    if soft != resource.RLIM_INFINITY and soft < 800:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (800, hard))
+    env = base_env(artifacts, write_config(tmp_path / "toolcap.toml", ""))
+    with Listener(["--listen", "127.0.0.1:0", "--", sys.executable, str(BIGSERVER)], env,
+                  tmp_path / "stderr.log",
+                  preexec=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (400, 400))
+                  ) as served:
+        host, port = served.url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)
+        idle = []
+        try:
+            for _ in range(600):
+                sock = socket.create_connection((host, int(port)), timeout=30)
+                sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: x\r\nX-Pad: " + b"a" * 1000)
+                idle.append(sock)
+            opened = raw(served.url, "POST", INITIALIZE)
+            assert opened.status_code == 200, opened.text
+        finally:
+            for sock in idle:
+                sock.close()
+    assert "Too many open files" not in (tmp_path / "stderr.log").read_text()

@@ -295,6 +295,8 @@ def serve_http(
     """Serve until SIGINT or SIGTERM; return the exit status."""
     import uvicorn
 
+    from ._connections import ACCEPT_BATCH, GuardedProtocol, connection_cap
+
     try:
         sock = bind_socket(options.host, options.port)
     except OSError as exc:
@@ -307,9 +309,12 @@ def serve_http(
     app = build_app(options, make_upstream, make_hooks)
     # No X-Forwarded-* rewriting (nothing here reads the client's address or scheme)
     # and no Server header: less work and fewer bytes per request.
+    # Deadlines on a request's head and body, and a cap on open connections (uvicorn
+    # has neither: idle connections could take every file descriptor).
+    GuardedProtocol.open_connections.cap = connection_cap()
     config = uvicorn.Config(
-        app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=3,
-        proxy_headers=False, server_header=False,
+        app, http=GuardedProtocol, backlog=ACCEPT_BATCH, log_level="warning", access_log=False,
+        lifespan="on", timeout_graceful_shutdown=3, proxy_headers=False, server_header=False,
     )
     print_error(f"toolcap proxy: serving MCP (Streamable HTTP) on http://{shown}:{port}{MCP_PATH}")
     uvicorn.Server(config).run(sockets=[sock])
