@@ -321,7 +321,6 @@ class HttpUpstream:
                     await self._exchange(line, ids, again, relist=False)
                     return
                 for answer in answers:  # the server's own error (invalid params, say)
-                    self._report(None)
                     waiting.remove(answer["id"])  # answered: a failure from here on is none
                     # Awaited: an answer to a big tools/list is learnt aside, and
                     # reaches the client only when that is done.
@@ -329,6 +328,8 @@ class HttpUpstream:
                         await handed
                 if waiting:  # those a refusal naming another request leaves unanswered
                     self.fail(waiting, text or "")
+                else:  # all answered: only refused credentials are said (once) on stderr
+                    self._report(text)
                 return
             self._report(None)
             if initialize and (session := response.headers.get(SESSION_HEADER)):

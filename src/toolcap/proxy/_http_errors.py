@@ -136,13 +136,15 @@ async def explain_refusal(
 ) -> tuple[list[dict[str, Any]], str | None]:
     """An answer with a status of 300 or more: the server's own JSON-RPC errors to pass
     on (see :func:`answers_of_refusal`), and one line saying what went wrong and what to
-    do, for the requests of ``ids`` they do not answer (None: they answer all)."""
+    do, for the requests of ``ids`` they do not answer (None: they answer all; but for
+    refused credentials, 401 or 403, the line is given anyway: the client sees the
+    server's words, and only the person who started the proxy can give a token)."""
     status = response.status_code
     body = await read_bounded(response)
     kind = response.headers.get("content-type", "").lower()
     if body is not None and kind.startswith("application/json") and is_jsonrpc_error(body):
         answers = answers_of_refusal(json.loads(body), ids)
-        if len(answers) == len(ids):
+        if len(answers) == len(ids) and status not in (401, 403):
             return answers, None
         return answers, describe_status(url, status, body, in_session)
     if status < 400:
