@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from toolcap.proxy._asgi import Request
+from toolcap.proxy._asgi import BodyBudget, Request
 
 
 def _request(messages: list[dict[str, Any]], headers: list[tuple[bytes, bytes]]) -> Request:
@@ -31,7 +31,19 @@ def test_a_body_cut_short_by_a_disconnect_is_not_used() -> None:
 
 def test_a_body_over_the_limit_is_refused_declared_or_found() -> None:
     declared = _request([], [(b"content-length", b"65")])
-    assert asyncio.run(declared.body(64)) is None
+    assert asyncio.run(declared.body(64)) == 413
     found = _request([{"type": "http.request", "body": b"x" * 40, "more_body": True},
                       {"type": "http.request", "body": b"x" * 40}], [])
-    assert asyncio.run(found.body(64)) is None
+    assert asyncio.run(found.body(64)) == 413
+
+
+def test_bodies_read_at_once_share_a_budget_counted_as_they_arrive_and_given_back() -> None:
+    budget = BodyBudget(100)
+    budget.take(60)  # another body, being read
+    over = _request([{"type": "http.request", "body": b"x" * 30, "more_body": True},
+                     {"type": "http.request", "body": b"x" * 30}], [])
+    assert asyncio.run(over.body(1000, budget)) == 503
+    assert budget.held == 60  # what it took is given back
+    fits = _request([{"type": "http.request", "body": b"x" * 40}], [])
+    assert asyncio.run(fits.body(1000, budget)) == b"x" * 40
+    assert budget.held == 60

@@ -25,6 +25,11 @@ REQUEST = b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}"
 async def _echo_size(scope: dict[str, Any], receive: Any, send: Any) -> None:
     if scope["type"] != "http":
         return
+    if scope["path"] == "/early":  # answered before its body is read, as a refusal is
+        await send({"type": "http.response.start", "status": 404,
+                    "headers": [(b"content-length", b"0")]})
+        await send({"type": "http.response.body", "body": b""})
+        return
     size = 0
     while True:
         message = await receive()
@@ -39,8 +44,9 @@ async def _echo_size(scope: dict[str, Any], receive: Any, send: Any) -> None:
 
 @pytest.fixture
 def port(monkeypatch: pytest.MonkeyPatch) -> Iterator[int]:
-    monkeypatch.setattr(_connections, "HEAD_SECONDS", 0.5)
-    monkeypatch.setattr(_connections, "BODY_IDLE_SECONDS", 2.0)
+    # Short, but far longer than a loaded machine may keep a client from its next send.
+    monkeypatch.setattr(_connections, "HEAD_SECONDS", 2.0)
+    monkeypatch.setattr(_connections, "BODY_IDLE_SECONDS", 3.0)
     monkeypatch.setattr(GuardedProtocol, "open_connections", _connections._Open())
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
@@ -100,14 +106,32 @@ def test_a_body_that_stops_coming_is_cut_off(port: int) -> None:
 
 
 def test_a_body_that_keeps_coming_slowly_is_read_whole(port: int) -> None:
-    """The body's deadline is on a pause, not on the whole: 30 bytes over about 3 s,
-    a byte each 0.1 s, where a pause of 2 s would end it."""
+    """The body's deadline is on a pause, not on the whole: 40 bytes over about 4 s,
+    a byte each 0.1 s, where a pause of 3 s would end it."""
     with _connect(port) as conn:
-        conn.sendall(b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 30\r\n\r\n")
-        for _ in range(30):
+        conn.sendall(b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 40\r\n\r\n")
+        for _ in range(40):
             time.sleep(0.1)
             conn.sendall(b"x")
-        assert _answer(conn).endswith(b"\r\n\r\n30")
+        assert _answer(conn).endswith(b"\r\n\r\n40")
+
+
+def test_a_connection_answered_before_its_body_came_is_idle_and_closed_in_time(
+        port: int) -> None:
+    """A refusal goes out before the body is read; the body comes after. uvicorn arms
+    no keep-alive timer then: the head's deadline for a next request closes it."""
+    with _connect(port) as conn:
+        conn.sendall(b"POST /early HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n")
+        assert _answer_head(conn).startswith(b"HTTP/1.1 404 ")
+        conn.sendall(b"0123456789")
+        assert _closed_by_server(conn)
+
+
+def _answer_head(conn: socket.socket) -> bytes:
+    data = b""
+    while b"\r\n\r\n" not in data and (piece := conn.recv(4096)):
+        data += piece
+    return data
 
 
 def test_a_request_sent_whole_is_answered_and_its_connection_kept_for_the_next(

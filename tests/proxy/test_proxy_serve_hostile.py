@@ -80,6 +80,7 @@ def test_a_message_that_is_not_json_rpc_is_refused_with_400_saying_what_is_wrong
 @pytest.mark.parametrize("body", [
     '{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,'
     '"progress":1}}',
+    '{"jsonrpc":"2.0","method":"notifications/initialized","params":null}',
     '{"jsonrpc":"2.0","id":"srv-1","result":{}}',
     '{"jsonrpc":"2.0","id":7,"error":{"code":-1,"message":"no"}}',
     '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"could not parse"}}',
@@ -125,14 +126,20 @@ def test_a_large_body_for_an_unknown_session_is_refused_before_it_is_read(
         assert _status(sock).startswith(b"HTTP/1.1 404")
 
 
+def _headers_of(session: dict[str, str]) -> bytes:
+    return b"".join(f"{name}: {value}\r\n".encode() for name, value in session.items())
+
+
 def test_large_bodies_read_at_once_are_bounded_together_and_small_ones_go_on(
         listener: Listener, session: dict[str, str]) -> None:
-    head = b"".join(f"{name}: {value}\r\n".encode() for name, value in session.items())
-    large = head + b"Content-Length: %d\r\n" % (60 * MB)
-    held = [_send_head(listener, large, b" ") for _ in range(2)]  # 120 MB on its way
+    large = _headers_of(session) + b"Content-Length: %d\r\n" % (60 * MB)
+    note = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+    body = b" " * (60 * MB - len(note)) + note
+    # Two bodies of 60 MB, all but their last byte sent: 120 MB held of the 128 MB.
+    held = [_send_head(listener, large, body[:-1]) for _ in range(2)]
     try:
-        for _ in range(20):  # once the two are being read, a third is refused
-            with _send_head(listener, large, b" ") as third:
+        for _ in range(20):  # the proxy reads the two as its loop turns
+            with _send_head(listener, large, body[:10 * MB]) as third:
                 status = _status(third)
             if status.startswith(b"HTTP/1.1 503"):
                 break
@@ -141,22 +148,58 @@ def test_large_bodies_read_at_once_are_bounded_together_and_small_ones_go_on(
     finally:
         for sock in held:
             sock.close()
-    # Once those clients have gone, a body as large is read and relayed. (The proxy
-    # learns of their going as its loop turns: until then a refusal comes at once.)
-    note = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
-    body = b" " * (60 * MB - len(note)) + note
-    for _ in range(100):
-        with _send_head(listener, large, body[:1]) as sock:
-            sock.settimeout(0.5)
-            try:
-                status = _status(sock)
-            except TimeoutError:  # no refusal: the body is being read
-                sock.settimeout(30)
-                sock.sendall(body[1:])
-                status = _status(sock)
+    # Once those clients have gone, a body as large is read and relayed.
+    for _ in range(10):
+        with _send_head(listener, large, body) as sock:
+            status = _status(sock)
         if not status.startswith(b"HTTP/1.1 503"):
             break
     assert status.startswith(b"HTTP/1.1 202"), status
+
+
+def test_slow_bodies_hold_only_what_they_sent_so_small_posts_go_on(
+        listener: Listener, session: dict[str, str]) -> None:
+    """Two chunked bodies that send a byte and wait: they hold two bytes of the budget,
+    not the 64 MB a chunked body may grow to, so nobody else is refused meanwhile."""
+    chunked = _headers_of(session) + b"Transfer-Encoding: chunked\r\n"
+    slow = [_send_head(listener, chunked, b"1\r\n \r\n") for _ in range(2)]
+    try:
+        assert _ping_answered(listener, session, 92)
+    finally:
+        for sock in slow:
+            sock.close()
+
+
+def test_a_websocket_upgrade_is_not_taken_and_leaves_no_connection_counted(
+        artifacts: Path, tmp_path: Path) -> None:
+    """uvicorn would hand an upgraded connection to a protocol of its own, never
+    counted down: past the cap, every new connection would then push out the oldest
+    idle one. 100 upgrade requests against a proxy whose cap is 64, then connection A,
+    then B served: A, idle and the oldest, must still be served."""
+    resource = pytest.importorskip("resource")
+    env = base_env(artifacts, write_config(tmp_path / "toolcap.toml", ""))
+    with Listener(["--listen", "127.0.0.1:0", "--", sys.executable, str(BIGSERVER)], env,
+                  tmp_path / "stderr.log",
+                  preexec=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (400, 400))
+                  ) as served:
+        host, port = served.url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)
+        upgrade = (b"GET /mcp HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\n"
+                   b"Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
+                   b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
+        for _ in range(100):
+            with socket.create_connection((host, int(port)), timeout=30) as sock:
+                sock.sendall(upgrade)
+                assert not _status(sock).startswith(b"HTTP/1.1 101")
+        ping = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+        request = (b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                   b"Accept: application/json, text/event-stream\r\n"
+                   b"Mcp-Session-Id: none\r\nContent-Length: %d\r\n\r\n" % len(ping) + ping)
+        with socket.create_connection((host, int(port)), timeout=30) as first, \
+                socket.create_connection((host, int(port)), timeout=30) as second:
+            second.sendall(request)
+            assert _status(second).startswith(b"HTTP/1.1 404")  # B is in
+            first.sendall(request)
+            assert _status(first).startswith(b"HTTP/1.1 404")  # and A was not pushed out
 
 
 def test_idle_connections_past_the_descriptor_limit_neither_lock_clients_out_nor_last(

@@ -60,32 +60,43 @@ class Request:
         declared = self.headers.get("content-length", "")
         return int(declared) if declared.isdigit() and len(declared) <= 18 else None
 
-    async def body(self, limit: int) -> bytes | None:
-        """The whole body; None if it is over ``limit`` bytes (said by its
-        Content-Length before anything is read, or found while reading); empty if
-        the client went away before sending all of it."""
+    async def body(self, limit: int, budget: BodyBudget | None = None) -> bytes | int:
+        """The whole body; or the HTTP status refusing it: 413 if it is over ``limit``
+        bytes (said by its Content-Length before anything is read, or found while
+        reading), 503 if what arrived does not fit in ``budget`` (the bodies being read
+        at once, given back once this one is read). Empty if the client went away
+        before sending all of it."""
         declared = self.declared_size()
         if declared is not None and declared > limit:
-            return None
+            return 413
         chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await self.receive()
-            if message["type"] != "http.request":
-                return b""  # the client went away: what it sent is not whole, so not used
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > limit:
-                return None
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        size = taken = 0
+        try:
+            while True:
+                message = await self.receive()
+                if message["type"] != "http.request":
+                    return b""  # the client went away: what it sent is not whole, so not used
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > limit:
+                    return 413
+                if budget is not None:
+                    if not budget.take(len(chunk)):
+                        return 503
+                    taken += len(chunk)
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        finally:
+            if budget is not None:
+                budget.give(taken)
 
 
 class BodyBudget:
     """The bytes of request bodies being read at once, all requests together, bounded:
     each body is bounded alone, and many read at once would add up (four of 60 MB took
-    a proxy from 77 MB to 503 MB). One event loop uses it: no lock."""
+    a proxy from 77 MB to 503 MB). Counted as they arrive, so that a client must send
+    the bytes to hold them. One event loop uses it: no lock."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit

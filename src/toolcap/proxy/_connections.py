@@ -11,7 +11,8 @@ the connection's start, or from the head's first byte), and its body may pause
 between requests, or still sending its head) is closed to let a new one in: a
 flood of idle connections pushes out its own, and a client that sends its
 request at once is served. A request that arrives whole in one read, as a small
-call's does, sets no timer at all.
+call's does, sets no timer at all. (WebSocket upgrades are not served: uvicorn would
+hand such a connection to a protocol that is not counted here.)
 """
 
 from __future__ import annotations
@@ -32,40 +33,26 @@ BODY_IDLE_SECONDS = 30.0
 #: Connections asyncio accepts at once, before any of them is seen (uvicorn's
 #: ``backlog``, which asyncio also takes as its count of accepts a turn).
 ACCEPT_BATCH = 64
-#: File descriptors kept for what is not a connection counted yet: the batches just
-#: accepted (a closed connection's descriptor is let go a turn later), upstream
-#: processes and their pipes, the artifact store's files.
-_RESERVED_FDS = 3 * ACCEPT_BATCH + 128
 _FALLBACK_CAP = 768  # where the limit cannot be read (no ``resource`` module)
 
 # Where a connection's current request is.
 _IDLE, _HEAD, _BODY, _SERVED = range(4)
 
 
-def connection_cap() -> int:
+def connection_cap(max_sessions: int) -> int:
     """How many client connections may be open at once: the process's limit on file
-    descriptors (first raised to its hard limit, as servers do) less those kept for
-    the rest (upstream processes and their pipes, the artifact store's files)."""
+    descriptors less those kept for what is not a connection counted yet (the batches
+    just accepted, whose closed descriptors are let go a turn later; each session's
+    upstream process and its pipes; the artifact store's files). The limit is not
+    raised: upstream processes would inherit it."""
     try:
         import resource
     except ImportError:
         return _FALLBACK_CAP
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft != resource.RLIM_INFINITY:
-        # The hard limit, or as much of it as the system grants (macOS refuses
-        # "unlimited" past its own per-process maximum).
-        for wanted in (hard, 1 << 20, 1 << 16, 10240, 4096):
-            if soft < wanted != resource.RLIM_INFINITY and (
-                    hard == resource.RLIM_INFINITY or wanted <= hard):
-                try:
-                    resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
-                except (ValueError, OSError):
-                    continue
-                soft = wanted
-                break
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
     if soft == resource.RLIM_INFINITY:
         return 1 << 16
-    return max(64, soft - _RESERVED_FDS)
+    return max(64, soft - (3 * ACCEPT_BATCH + 4 * max_sessions + 64))
 
 
 class _Open:
@@ -115,7 +102,7 @@ class GuardedProtocol(HttpToolsProtocol):
             self._last_byte = self.loop.time()
             if self._deadline_for != _BODY:
                 self._arm(_BODY, BODY_IDLE_SECONDS)
-        elif self._deadline is not None:
+        elif self._state == _SERVED and self._deadline is not None:
             self._disarm()
 
     # httptools' callbacks, as a request is read
@@ -130,7 +117,14 @@ class GuardedProtocol(HttpToolsProtocol):
         super().on_headers_complete()
 
     def on_message_complete(self) -> None:
-        self._state = _SERVED
+        if self.cycle is not None and self.cycle.response_complete:
+            # Answered before its body came (refused: an unknown session, too large):
+            # idle from here, and uvicorn arms no keep-alive timer for it.
+            self._state = _IDLE
+            GuardedProtocol.open_connections.unbusy[self] = None
+            self._arm(_HEAD, HEAD_SECONDS)
+        else:
+            self._state = _SERVED
         super().on_message_complete()
 
     def on_response_complete(self) -> None:

@@ -67,7 +67,8 @@ def _message_problem(message: dict[str, Any]) -> str | None:
             return '"method" must be a string'
         if "id" in message and not _valid_id(message["id"]):
             return 'a request\'s "id" must be a string or an integer'
-        if not isinstance(message.get("params", {}), (dict, list)):
+        params = message.get("params")
+        if params is not None and not isinstance(params, (dict, list)):
             return '"params" must be an object'
         return None
     if "id" not in message:

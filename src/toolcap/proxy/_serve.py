@@ -129,26 +129,19 @@ class _Server:
         self, request: Request
     ) -> tuple[bytes, Any, list[dict[str, Any]]] | Reply:
         """A POST's body, its JSON and its JSON-RPC messages; or the reply refusing it.
-        What bodies being read at once hold together is bounded (:class:`BodyBudget`):
-        a body counts as large as its Content-Length says, or as the limit (chunked)."""
+        What bodies being read at once hold together is bounded (:class:`BodyBudget`)."""
         limit = self.options.max_body
-        size = request.declared_size()
-        size = limit if size is None else size
-        if size > limit:
+        body = await request.body(limit, self._bodies)
+        if body == 413:
             return _error(413, f"toolcap proxy: the body is over {limit} bytes")
-        if not self._bodies.take(size):
+        if body == 503:
             return _error(503, "toolcap proxy: too many large requests are being read at "
                                "once; retry in a moment", headers={"Retry-After": "1"})
+        assert isinstance(body, bytes)
         try:
-            body = await request.body(limit)
-            if body is None:
-                return _error(413, f"toolcap proxy: the body is over {limit} bytes")
-            try:
-                parsed = json.loads(body)
-            except (ValueError, RecursionError):
-                return _error(400, "toolcap proxy: the body is not valid JSON", _PARSE_ERROR)
-        finally:
-            self._bodies.give(size)
+            parsed = json.loads(body)
+        except (ValueError, RecursionError):
+            return _error(400, "toolcap proxy: the body is not valid JSON", _PARSE_ERROR)
         messages = parsed if isinstance(parsed, list) else [parsed]
         if not messages or not all(isinstance(m, dict) for m in messages):
             return _error(400, "toolcap proxy: the body is not a JSON-RPC message or batch")
@@ -311,10 +304,11 @@ def serve_http(
     # and no Server header: less work and fewer bytes per request.
     # Deadlines on a request's head and body, and a cap on open connections (uvicorn
     # has neither: idle connections could take every file descriptor).
-    GuardedProtocol.open_connections.cap = connection_cap()
+    GuardedProtocol.open_connections.cap = connection_cap(options.max_sessions)
     config = uvicorn.Config(
-        app, http=GuardedProtocol, backlog=ACCEPT_BATCH, log_level="warning", access_log=False,
-        lifespan="on", timeout_graceful_shutdown=3, proxy_headers=False, server_header=False,
+        app, http=GuardedProtocol, ws="none", backlog=ACCEPT_BATCH, log_level="warning",
+        access_log=False, lifespan="on", timeout_graceful_shutdown=3, proxy_headers=False,
+        server_header=False,
     )
     print_error(f"toolcap proxy: serving MCP (Streamable HTTP) on http://{shown}:{port}{MCP_PATH}")
     uvicorn.Server(config).run(sockets=[sock])
