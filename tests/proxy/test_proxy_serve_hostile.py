@@ -8,6 +8,7 @@ import json
 import socket
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -92,7 +93,7 @@ def test_notifications_and_answers_to_the_server_pass_as_they_are(
 
 def _send_head(listener: Listener, head: bytes, body_start: bytes = b"") -> socket.socket:
     host, port = listener.url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)
-    sock = socket.create_connection((host, int(port)), timeout=30)
+    sock = socket.create_connection((host, port), timeout=30)
     sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
                  b"Accept: application/json, text/event-stream\r\n" + head + b"\r\n" + body_start)
     return sock
@@ -170,12 +171,10 @@ def test_slow_bodies_hold_only_what_they_sent_so_small_posts_go_on(
             sock.close()
 
 
-def test_a_websocket_upgrade_is_not_taken_and_leaves_no_connection_counted(
-        artifacts: Path, tmp_path: Path) -> None:
-    """uvicorn would hand an upgraded connection to a protocol of its own, never
-    counted down: past the cap, every new connection would then push out the oldest
-    idle one. 100 upgrade requests against a proxy whose cap is 64, then connection A,
-    then B served: A, idle and the oldest, must still be served."""
+@contextmanager
+def _allowed_400_files(artifacts: Path, tmp_path: Path) -> Iterator[tuple[str, int, str]]:
+    """A proxy allowed 400 open files (its connection cap is then 64): its host, port
+    and URL; its stderr goes to ``tmp_path / "stderr.log"``."""
     resource = pytest.importorskip("resource")
     env = base_env(artifacts, write_config(tmp_path / "toolcap.toml", ""))
     with Listener(["--listen", "127.0.0.1:0", "--", sys.executable, str(BIGSERVER)], env,
@@ -183,19 +182,29 @@ def test_a_websocket_upgrade_is_not_taken_and_leaves_no_connection_counted(
                   preexec=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (400, 400))
                   ) as served:
         host, port = served.url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)
+        yield host, int(port), served.url
+
+
+def test_a_websocket_upgrade_is_not_taken_and_leaves_no_connection_counted(
+        artifacts: Path, tmp_path: Path) -> None:
+    """uvicorn would hand an upgraded connection to a protocol of its own, never
+    counted down: past the cap, every new connection would then push out the oldest
+    idle one. 100 upgrade requests against a proxy whose cap is 64, then connection A,
+    then B served: A, idle and the oldest, must still be served."""
+    with _allowed_400_files(artifacts, tmp_path) as (host, port, _):
         upgrade = (b"GET /mcp HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\n"
                    b"Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
                    b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
         for _ in range(100):
-            with socket.create_connection((host, int(port)), timeout=30) as sock:
+            with socket.create_connection((host, port), timeout=30) as sock:
                 sock.sendall(upgrade)
                 assert not _status(sock).startswith(b"HTTP/1.1 101")
         ping = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
         request = (b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                    b"Accept: application/json, text/event-stream\r\n"
                    b"Mcp-Session-Id: none\r\nContent-Length: %d\r\n\r\n" % len(ping) + ping)
-        with socket.create_connection((host, int(port)), timeout=30) as first, \
-                socket.create_connection((host, int(port)), timeout=30) as second:
+        with socket.create_connection((host, port), timeout=30) as first, \
+                socket.create_connection((host, port), timeout=30) as second:
             second.sendall(request)
             assert _status(second).startswith(b"HTTP/1.1 404")  # B is in
             first.sendall(request)
@@ -213,19 +222,14 @@ def test_idle_connections_past_the_descriptor_limit_neither_lock_clients_out_nor
         pytest.skip("this test needs 800 file descriptors of its own")
     if soft != resource.RLIM_INFINITY and soft < 800:
         resource.setrlimit(resource.RLIMIT_NOFILE, (800, hard))
-    env = base_env(artifacts, write_config(tmp_path / "toolcap.toml", ""))
-    with Listener(["--listen", "127.0.0.1:0", "--", sys.executable, str(BIGSERVER)], env,
-                  tmp_path / "stderr.log",
-                  preexec=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (400, 400))
-                  ) as served:
-        host, port = served.url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)
+    with _allowed_400_files(artifacts, tmp_path) as (host, port, url):
         idle = []
         try:
             for _ in range(600):
-                sock = socket.create_connection((host, int(port)), timeout=30)
+                sock = socket.create_connection((host, port), timeout=30)
                 sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: x\r\nX-Pad: " + b"a" * 1000)
                 idle.append(sock)
-            opened = raw(served.url, "POST", INITIALIZE)
+            opened = raw(url, "POST", INITIALIZE)
             assert opened.status_code == 200, opened.text
         finally:
             for sock in idle:
