@@ -69,7 +69,7 @@ def _message_problem(message: dict[str, Any]) -> str | None:
             return 'a request\'s "id" must be a string or an integer'
         params = message.get("params")
         if params is not None and not isinstance(params, (dict, list)):
-            return '"params" must be an object'
+            return '"params" must be an object or an array'
         return None
     if "id" not in message:
         return 'a message needs a "method" (a request, a notification) or an "id" (a response)'

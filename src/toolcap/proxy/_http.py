@@ -394,7 +394,6 @@ class HttpUpstream:
         self._on_line(cast("list[bytes | bytearray]", holder))
         return None
 
-
     def fail(self, ids: list[Any], text: str) -> None:
         """Say ``text`` on stderr (once while it lasts) and answer each request with it."""
         self._report(text)
